@@ -1,0 +1,67 @@
+package io.github.limiter;
+
+import java.time.Duration;
+
+import io.github.limiter.algorithm.Algorithm;
+
+/**
+ * A rate limit rule: an algorithm with its parameters and a name.
+ *
+ * <p>Instances are immutable and validated when they are built, so a limit that exists is a limit that can be
+ * enforced. Build them with the factories of the algorithm classes in {@link io.github.limiter.algorithm}, for example
+ * {@code FixedWindow.of(100, Duration.ofMinutes(1))} or {@code TokenBucket.builder(...)}.
+ *
+ * <p>The name identifies the limit in storage, metrics and logs; two limits with the same name and key share their
+ * state, so give different rules different names.
+ */
+public interface Limit {
+
+	/**
+	 * Name of this limit, used in storage keys, metrics and logs.
+	 * @return a non-empty name without braces
+	 */
+	String name();
+
+	/**
+	 * Algorithm that enforces this limit.
+	 * @return the algorithm
+	 */
+	Algorithm algorithm();
+
+	/**
+	 * Number reported as the limit of a decision (for example in an {@code X-RateLimit-Limit} header): the maximum
+	 * number of permits the limit can grant at once.
+	 * @return a positive number
+	 */
+	long capacity();
+
+	/**
+	 * Longest time the state of one key must be kept after its last update; after that the key is as good as new and
+	 * every backend drops it.
+	 * @return a positive duration
+	 */
+	Duration retention();
+
+	/**
+	 * Whether the limit is shared by every instance of the application (the default) or kept per instance.
+	 * @return the scope
+	 */
+	Scope scope();
+
+	/**
+	 * Who shares a limit.
+	 */
+	enum Scope {
+
+		/** One limit for all application instances that use the same backend. */
+		SHARED,
+
+		/**
+		 * One limit per application instance (Redisson's {@code RateType.PER_CLIENT}). On the local backend this is
+		 * the same as {@link #SHARED}.
+		 */
+		PER_INSTANCE
+
+	}
+
+}

@@ -1,0 +1,36 @@
+package io.github.limiter;
+
+import java.util.Objects;
+
+/**
+ * One limit applied to one key, with the number of permits a call costs.
+ *
+ * @param limit the limit
+ * @param key the resolved key (a user ID, an IP address, a SKU...); the empty string means one limit for everyone
+ * @param cost permits the call takes, at least 1 and at most the limit's capacity
+ */
+public record LimitRequest(Limit limit, String key, long cost) {
+
+	public LimitRequest {
+		Objects.requireNonNull(limit, "limit must not be null");
+		Objects.requireNonNull(key, "key must not be null");
+		if (cost < 1) {
+			throw new IllegalArgumentException("cost must be at least 1 but was " + cost + " for limit '" + limit.name() + "'");
+		}
+		if (cost > limit.capacity()) {
+			throw new IllegalArgumentException("cost " + cost + " exceeds the capacity " + limit.capacity() + " of limit '"
+					+ limit.name() + "', so the call could never be admitted");
+		}
+	}
+
+	/**
+	 * A request for one permit.
+	 * @param limit the limit
+	 * @param key the key
+	 * @return the request
+	 */
+	public static LimitRequest of(Limit limit, String key) {
+		return new LimitRequest(limit, key, 1);
+	}
+
+}

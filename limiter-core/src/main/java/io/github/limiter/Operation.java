@@ -1,0 +1,25 @@
+package io.github.limiter;
+
+/**
+ * What a decision does to the state of the limits it involves.
+ */
+public enum Operation {
+
+	/**
+	 * Consume the cost when every limit has room for it, otherwise consume nothing (all or nothing).
+	 */
+	ACQUIRE,
+
+	/**
+	 * Only tell whether an {@link #ACQUIRE} of the same cost would be admitted; consume nothing. For example "is this
+	 * user over the failed-login limit?".
+	 */
+	CHECK,
+
+	/**
+	 * Consume the cost on every limit whatever the outcome, saturating at the limit; the decision tells whether the
+	 * recorded calls were still within the limit. For example "record one more failed login".
+	 */
+	RECORD
+
+}

@@ -1,0 +1,121 @@
+package io.github.limiter.algorithm;
+
+import java.time.Duration;
+import java.util.Objects;
+
+import io.github.limiter.Limit;
+
+/**
+ * Base class of the algorithms: the name, the scope and the pure decision logic over an immutable state.
+ *
+ * <p>The logic is a function of (state, now, cost): no clock, no storage, no locking. The local backend runs it
+ * directly; the Redis backends run the algorithm's Lua script, which implements the same function.
+ *
+ * @param <S> the immutable state kept per key ({@code null} means "never used or expired")
+ */
+public abstract class AbstractLimit<S> implements Limit {
+
+	/** Longest window or period accepted, so that microsecond arithmetic never overflows. */
+	static final Duration MAX_DURATION = Duration.ofDays(3660);
+
+	private final String name;
+
+	private final Scope scope;
+
+	AbstractLimit(String name, Scope scope) {
+		this.name = validateName(name);
+		this.scope = Objects.requireNonNull(scope, "scope must not be null");
+	}
+
+	@Override
+	public final String name() {
+		return this.name;
+	}
+
+	@Override
+	public final Scope scope() {
+		return this.scope;
+	}
+
+	/**
+	 * Decides a call of the given cost without changing anything.
+	 * @param state the stored state, or {@code null}
+	 * @param nowMicros the current time
+	 * @param cost permits the call takes (0 to only read the state)
+	 * @return the outcome, with the state to store if the call is admitted
+	 */
+	public abstract Outcome<S> evaluate(S state, long nowMicros, long cost);
+
+	/**
+	 * Consumes the cost whatever the outcome, saturating at the limit.
+	 * @param state the stored state, or {@code null}
+	 * @param nowMicros the current time
+	 * @param cost permits to record
+	 * @return the new state
+	 */
+	public abstract S record(S state, long nowMicros, long cost);
+
+	/**
+	 * Instant after which the state is equivalent to no state at all and can be dropped.
+	 * @param state a stored state
+	 * @return microseconds since the epoch
+	 */
+	public abstract long expiresAtMicros(S state);
+
+	/**
+	 * Describes this limit to the Lua script: the algorithm's code in the script followed by its parameters.
+	 * @param clientNowMicros the caller's clock, used only to describe calendar windows around the present (the script
+	 * reads the time from Redis and picks the window that contains it)
+	 * @return exactly {@value #SCRIPT_PARAMETERS} strings, the first being the algorithm code
+	 */
+	public abstract String[] scriptParameters(long clientNowMicros);
+
+	/** Number of strings {@link #scriptParameters(long)} returns. */
+	public static final int SCRIPT_PARAMETERS = 6;
+
+	static String validateName(String name) {
+		if (name == null || name.isBlank()) {
+			throw new IllegalArgumentException("name must not be empty but was '" + name + "'");
+		}
+		for (int i = 0; i < name.length(); i++) {
+			char c = name.charAt(i);
+			if (c == '{' || c == '}' || Character.isISOControl(c) || Character.isWhitespace(c)) {
+				throw new IllegalArgumentException(
+						"name must not contain braces, whitespace or control characters but was '" + name + "'");
+			}
+		}
+		return name;
+	}
+
+	static long positive(String field, long value) {
+		if (value <= 0) {
+			throw new IllegalArgumentException(field + " must be positive but was " + value);
+		}
+		return value;
+	}
+
+	static long micros(String field, Duration duration) {
+		Objects.requireNonNull(duration, field + " must not be null");
+		if (duration.isNegative() || duration.isZero()) {
+			throw new IllegalArgumentException(field + " must be positive but was " + duration);
+		}
+		if (duration.compareTo(MAX_DURATION) > 0) {
+			throw new IllegalArgumentException(field + " must be at most " + MAX_DURATION.toDays() + " days but was " + duration);
+		}
+		long micros = duration.toNanos() / 1_000;
+		if (micros == 0) {
+			throw new IllegalArgumentException(field + " must be at least one microsecond but was " + duration);
+		}
+		return micros;
+	}
+
+	static String number(double value) {
+		// The shortest text that parses back to the same double, in Java and in Lua's tonumber.
+		return Double.toString(value);
+	}
+
+	static long ceil(double micros) {
+		return (long) Math.ceil(micros);
+	}
+
+}

@@ -1,0 +1,68 @@
+package io.github.limiter.algorithm;
+
+/**
+ * The generic cell rate algorithm, shared by {@link TokenBucket} and {@link LeakyBucket}: one number of state, the
+ * theoretical arrival time (TAT) of the next permit if the bucket were drained at its rate.
+ *
+ * <p>With an emission interval {@code T} (time per permit) and a capacity {@code C}, a call of cost {@code c} at
+ * {@code now} is admitted when {@code max(tat, now) + c·T − now ≤ C·T}; the bucket then holds
+ * {@code (C·T − (tat − now)) / T} permits. Times are microseconds as doubles, so refill is exact far below a
+ * millisecond. Script: {@code gcra.lua}, with the same arithmetic in the same order.
+ */
+final class Gcra {
+
+	/** Tolerance for the admission comparison, in microseconds, so that c·T sums do not lose a permit to rounding. */
+	static final double EPSILON = 1e-3;
+
+	private final double interval;
+
+	private final long capacity;
+
+	private final double tolerance;
+
+	Gcra(double interval, long capacity) {
+		this.interval = interval;
+		this.capacity = capacity;
+		this.tolerance = capacity * interval;
+	}
+
+	static Gcra of(long periodMicros, long permits, long capacity) {
+		double interval = (double) periodMicros / permits;
+		if (interval < 0.001) {
+			throw new IllegalArgumentException("rate of " + permits + " per " + periodMicros
+					+ "us is above one permit per nanosecond, which cannot be enforced");
+		}
+		if (capacity * interval > AbstractLimit.MAX_DURATION.toSeconds() * 1e6) {
+			throw new IllegalArgumentException("capacity " + capacity + " at one permit every " + interval
+					+ "us takes longer than " + AbstractLimit.MAX_DURATION.toDays() + " days to drain");
+		}
+		return new Gcra(interval, capacity);
+	}
+
+	double interval() {
+		return this.interval;
+	}
+
+	double tolerance() {
+		return this.tolerance;
+	}
+
+	Outcome<Double> evaluate(Double tat, long now, long cost, boolean queue) {
+		double start = (tat == null) ? now : Math.max(tat, now);
+		double next = start + cost * this.interval;
+		boolean allowed = next - now - this.tolerance <= EPSILON;
+		double after = allowed ? next : start;
+		long remaining = (long) Math.floor((this.tolerance - (after - now)) / this.interval + 1e-9);
+		long retryAfter = allowed ? 0 : Math.max(1, AbstractLimit.ceil(next - now - this.tolerance));
+		long resetAfter = AbstractLimit.ceil(after - now);
+		long delay = (queue && allowed) ? AbstractLimit.ceil(start - now) : 0;
+		return new Outcome<>(allowed, Math.min(this.capacity, remaining), retryAfter, resetAfter, delay,
+				allowed ? after : tat);
+	}
+
+	double record(Double tat, long now, long cost) {
+		double start = (tat == null) ? now : Math.max(tat, now);
+		return Math.min(start + cost * this.interval, now + this.tolerance);
+	}
+
+}

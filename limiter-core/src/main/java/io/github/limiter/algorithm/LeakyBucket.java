@@ -1,0 +1,129 @@
+package io.github.limiter.algorithm;
+
+import java.time.Duration;
+
+/**
+ * Leaky bucket with the semantics of nginx {@code limit_req}: requests drain at {@code rate} per {@code period};
+ * up to {@code burst} requests beyond the rate are accepted into the bucket, any more are rejected.
+ *
+ * <p>Without {@code nodelay} the bucket is a queue: an admitted request gets a {@link io.github.limiter.Decision#delay()
+ * delay}, the time it must wait so that requests leave at the rate. With {@code nodelay}, a request within the burst is
+ * served at once while the bucket still drains at the rate, so the next burst must wait for room. Implemented as
+ * {@link Gcra GCRA} with capacity {@code burst + 1}. Script: {@code gcra.lua}.
+ */
+public final class LeakyBucket extends AbstractLimit<Double> {
+
+	private final long rate;
+
+	private final Duration period;
+
+	private final long burst;
+
+	private final boolean nodelay;
+
+	private final Gcra gcra;
+
+	private LeakyBucket(String name, long rate, Duration period, long burst, boolean nodelay, Scope scope) {
+		super(name, scope);
+		this.rate = positive("rate", rate);
+		if (burst < 0) {
+			throw new IllegalArgumentException("burst must not be negative but was " + burst);
+		}
+		this.period = period;
+		this.burst = burst;
+		this.nodelay = nodelay;
+		this.gcra = Gcra.of(micros("period", period), rate, burst + 1);
+	}
+
+	/**
+	 * A bucket draining {@code rate} requests per {@code period} that queues up to {@code burst} excess requests.
+	 * @param name the limit's name
+	 * @param rate requests per period
+	 * @param period the period
+	 * @param burst excess requests accepted, 0 for none
+	 * @return the limit
+	 */
+	public static LeakyBucket queueing(String name, long rate, Duration period, long burst) {
+		return new LeakyBucket(name, rate, period, burst, false, Scope.SHARED);
+	}
+
+	/**
+	 * A bucket draining {@code rate} requests per {@code period} that serves up to {@code burst} excess requests at
+	 * once (nginx {@code nodelay}).
+	 * @param name the limit's name
+	 * @param rate requests per period
+	 * @param period the period
+	 * @param burst excess requests accepted, 0 for none
+	 * @return the limit
+	 */
+	public static LeakyBucket nodelay(String name, long rate, Duration period, long burst) {
+		return new LeakyBucket(name, rate, period, burst, true, Scope.SHARED);
+	}
+
+	/**
+	 * The same limit with another scope.
+	 * @param scope the scope
+	 * @return a new limit
+	 */
+	public LeakyBucket withScope(Scope scope) {
+		return new LeakyBucket(name(), this.rate, this.period, this.burst, this.nodelay, scope);
+	}
+
+	@Override
+	public Algorithm algorithm() {
+		return Algorithm.LEAKY_BUCKET;
+	}
+
+	@Override
+	public long capacity() {
+		return this.burst + 1;
+	}
+
+	/**
+	 * Excess requests accepted beyond the rate.
+	 * @return the burst
+	 */
+	public long burst() {
+		return this.burst;
+	}
+
+	/**
+	 * Whether requests within the burst are served at once instead of queued.
+	 * @return {@code true} for nginx {@code nodelay}
+	 */
+	public boolean nodelay() {
+		return this.nodelay;
+	}
+
+	@Override
+	public Duration retention() {
+		return Duration.ofNanos(ceil(this.gcra.tolerance()) * 1000);
+	}
+
+	@Override
+	public Outcome<Double> evaluate(Double tat, long now, long cost) {
+		return this.gcra.evaluate(tat, now, cost, !this.nodelay);
+	}
+
+	@Override
+	public Double record(Double tat, long now, long cost) {
+		return this.gcra.record(tat, now, cost);
+	}
+
+	@Override
+	public long expiresAtMicros(Double tat) {
+		return ceil(tat);
+	}
+
+	@Override
+	public String[] scriptParameters(long clientNowMicros) {
+		return new String[] { "gc", Long.toString(this.burst + 1), number(this.gcra.interval()), this.nodelay ? "0" : "1", "0", "0" };
+	}
+
+	@Override
+	public String toString() {
+		return "LeakyBucket[" + name() + ": " + this.rate + " per " + this.period + ", burst " + this.burst
+				+ (this.nodelay ? ", nodelay" : "") + "]";
+	}
+
+}

@@ -1,0 +1,120 @@
+package io.github.limiter.algorithm;
+
+import java.time.Duration;
+
+/**
+ * Token bucket: a bucket of {@code capacity} tokens, refilled continuously at {@code refillTokens} per
+ * {@code refillPeriod}; a call takes {@code cost} tokens and is rejected when the bucket holds fewer. Bursts of up to
+ * the capacity pass at once, the long-run rate is the refill rate. A new bucket is full.
+ *
+ * <p>The refill is continuous, not stepwise: with 10 tokens per second, one token is back 100 ms after it was taken,
+ * and rates of many tokens per millisecond are exact. Implemented as {@link Gcra GCRA}: one number of state (about
+ * 100 bytes in Redis). Script: {@code gcra.lua}.
+ */
+public final class TokenBucket extends AbstractLimit<Double> {
+
+	private final long capacity;
+
+	private final long refillTokens;
+
+	private final Duration refillPeriod;
+
+	private final Gcra gcra;
+
+	private TokenBucket(String name, long capacity, long refillTokens, Duration refillPeriod, Scope scope) {
+		super(name, scope);
+		this.capacity = positive("capacity", capacity);
+		this.refillTokens = positive("refill tokens", refillTokens);
+		this.refillPeriod = refillPeriod;
+		this.gcra = Gcra.of(micros("refill period", refillPeriod), refillTokens, capacity);
+	}
+
+	/**
+	 * A bucket of {@code capacity} tokens that refills {@code refillTokens} every {@code refillPeriod}, continuously.
+	 * @param name the limit's name
+	 * @param capacity the most tokens the bucket holds (the largest burst)
+	 * @param refillTokens tokens added per period
+	 * @param refillPeriod the period
+	 * @return the limit
+	 */
+	public static TokenBucket of(String name, long capacity, long refillTokens, Duration refillPeriod) {
+		return new TokenBucket(name, capacity, refillTokens, refillPeriod, Scope.SHARED);
+	}
+
+	/**
+	 * A bucket of {@code capacity} tokens that refills all of them every {@code period}.
+	 * @param name the limit's name
+	 * @param capacity tokens per period, also the largest burst
+	 * @param period the period
+	 * @return the limit
+	 */
+	public static TokenBucket of(String name, long capacity, Duration period) {
+		return of(name, capacity, capacity, period);
+	}
+
+	/**
+	 * The same limit with another scope.
+	 * @param scope the scope
+	 * @return a new limit
+	 */
+	public TokenBucket withScope(Scope scope) {
+		return new TokenBucket(name(), this.capacity, this.refillTokens, this.refillPeriod, scope);
+	}
+
+	@Override
+	public Algorithm algorithm() {
+		return Algorithm.TOKEN_BUCKET;
+	}
+
+	@Override
+	public long capacity() {
+		return this.capacity;
+	}
+
+	/**
+	 * Tokens added per {@link #refillPeriod()}.
+	 * @return the refill amount
+	 */
+	public long refillTokens() {
+		return this.refillTokens;
+	}
+
+	/**
+	 * Period over which {@link #refillTokens()} are added.
+	 * @return the period
+	 */
+	public Duration refillPeriod() {
+		return this.refillPeriod;
+	}
+
+	@Override
+	public Duration retention() {
+		return Duration.ofNanos(ceil(this.gcra.tolerance()) * 1000);
+	}
+
+	@Override
+	public Outcome<Double> evaluate(Double tat, long now, long cost) {
+		return this.gcra.evaluate(tat, now, cost, false);
+	}
+
+	@Override
+	public Double record(Double tat, long now, long cost) {
+		return this.gcra.record(tat, now, cost);
+	}
+
+	@Override
+	public long expiresAtMicros(Double tat) {
+		return ceil(tat);
+	}
+
+	@Override
+	public String[] scriptParameters(long clientNowMicros) {
+		return new String[] { "gc", Long.toString(this.capacity), number(this.gcra.interval()), "0", "0", "0" };
+	}
+
+	@Override
+	public String toString() {
+		return "TokenBucket[" + name() + ": capacity " + this.capacity + ", " + this.refillTokens + " per " + this.refillPeriod + "]";
+	}
+
+}

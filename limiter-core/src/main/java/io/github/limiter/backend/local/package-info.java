@@ -1,0 +1,4 @@
+/**
+ * The in-process backend.
+ */
+package io.github.limiter.backend.local;

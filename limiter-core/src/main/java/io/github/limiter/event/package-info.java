@@ -1,0 +1,4 @@
+/**
+ * Listener hook for decisions and backend failures, which metrics bind to.
+ */
+package io.github.limiter.event;

@@ -1,0 +1,72 @@
+package io.github.limiter.spi;
+
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+
+/**
+ * Where limits are enforced: the one extension point a storage implements.
+ *
+ * <p>A backend decides one or more {@link LimitRequest}s as one all-or-nothing decision: with
+ * {@link Operation#ACQUIRE}, when any limit rejects, none consumes. Implementations are thread-safe. Failures to reach
+ * the storage complete the stage exceptionally with a {@link BackendException}; they are never turned into a
+ * decision here (that is the caller's failure policy).
+ */
+public interface RateLimiterBackend {
+
+	/**
+	 * Decides without blocking the caller.
+	 * @param requests one or more limit requests, decided together
+	 * @param operation what the decision does to the state
+	 * @return the decision, combined over the requests ({@link Decision#parts()} in request order)
+	 */
+	CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation);
+
+	/**
+	 * Decides, blocking until the backend answers.
+	 * @param requests one or more limit requests, decided together
+	 * @param operation what the decision does to the state
+	 * @return the decision
+	 * @throws BackendException when the backend cannot decide
+	 */
+	default Decision decide(List<LimitRequest> requests, Operation operation) {
+		return join(decideAsync(requests, operation));
+	}
+
+	/**
+	 * Forgets the state of one key of a limit, as if it had never been used.
+	 * @param limit the limit
+	 * @param key the key
+	 * @return completes when the state is gone
+	 */
+	CompletionStage<Void> resetAsync(Limit limit, String key);
+
+	/**
+	 * Waits for a stage of this backend and unwraps its failure.
+	 * @param stage a stage returned by a backend
+	 * @param <T> the result type
+	 * @return the result
+	 * @throws BackendException when the stage failed
+	 */
+	static <T> T join(CompletionStage<T> stage) {
+		try {
+			return stage.toCompletableFuture().join();
+		}
+		catch (CompletionException ex) {
+			Throwable cause = ex.getCause();
+			if (cause instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			if (cause instanceof Error error) {
+				throw error;
+			}
+			throw new BackendException("rate limiter backend failed", cause);
+		}
+	}
+
+}

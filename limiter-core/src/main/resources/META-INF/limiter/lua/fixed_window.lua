@@ -1,0 +1,75 @@
+-- Fixed window counter (io.github.limiter.algorithm.FixedWindow).
+-- State: one string "<window start> <count>", expiring at the end of its window.
+-- Parameters 'fw': {limit, window}; 'fc': {limit, b0, b1, b2, b3}, the starts of the previous, current and next
+-- calendar periods and the end of the next, as seen by the client; the Redis time picks the period.
+
+local function fixed_bounds(code, p, now)
+  if code == 'fw' then
+    local start = math.floor(now / p[2]) * p[2]
+    return start, start + p[2]
+  end
+  for i = 2, 4 do
+    if now >= p[i] and now < p[i + 1] then
+      return p[i], p[i + 1]
+    end
+  end
+  error('limiter: the Redis time ' .. fmt_int(now) ..
+      ' is outside the calendar periods described by the client; its clock is off by more than one period')
+end
+
+local function fixed_read(key)
+  local v = redis.call('GET', key)
+  if not v then
+    return nil
+  end
+  local s, c = string.match(v, '^(-?%d+) (%d+)$')
+  return {tonumber(s), tonumber(c)}
+end
+
+local function fixed_evaluate(key, code, p, now, cost)
+  local start, stop = fixed_bounds(code, p, now)
+  local state = fixed_read(key)
+  local count = 0
+  if state and state[1] == start then
+    count = state[2]
+  end
+  local allowed = count + cost <= p[1]
+  local after = count
+  local retry = stop - now
+  if allowed then
+    after = count + cost
+    retry = 0
+  end
+  local reset = stop - now
+  if after == 0 then
+    reset = 0
+  end
+  return {allowed, p[1] - after, retry, reset, 0, {start, after, stop}}
+end
+
+local function fixed_store(key, state, now)
+  redis.call('SET', key, fmt_int(state[1]) .. ' ' .. fmt_int(state[2]), 'PX', ttl_millis(state[3] - now))
+end
+
+ALGORITHMS['fw'] = {
+  evaluate = fixed_evaluate,
+  commit = function(key, code, p, now, cost, outcome, token)
+    fixed_store(key, outcome[6], now)
+  end,
+  record = function(key, code, p, now, cost, token)
+    local start, stop = fixed_bounds(code, p, now)
+    local state = fixed_read(key)
+    local count = 0
+    if state and state[1] == start then
+      count = state[2]
+    end
+    fixed_store(key, {start, math.min(p[1], count + cost), stop}, now)
+  end,
+  refund = function(key, code, p, now, cost, token)
+    local state = fixed_read(key)
+    if state then
+      redis.call('SET', key, fmt_int(state[1]) .. ' ' .. fmt_int(math.max(0, state[2] - cost)), 'KEEPTTL')
+    end
+  end
+}
+ALGORITHMS['fc'] = ALGORITHMS['fw']

@@ -1,0 +1,54 @@
+-- Generic cell rate algorithm: token bucket and nginx-style leaky bucket
+-- (io.github.limiter.algorithm.TokenBucket, LeakyBucket, Gcra).
+-- State: one string, the theoretical arrival time in microseconds ('%.17g', exact), expiring when the bucket is full.
+-- Parameters 'gc': {capacity, interval (microseconds per permit), queue (1 = report the delay)}.
+-- Same arithmetic, in the same order, as the Java class.
+
+local function gcra_evaluate(key, code, p, now, cost)
+  local capacity, interval, queue = p[1], p[2], p[3]
+  local tolerance = capacity * interval
+  local tat = tonumber(redis.call('GET', key))
+  local start = now
+  if tat then
+    start = math.max(tat, now)
+  end
+  local nxt = start + cost * interval
+  local allowed = nxt - now - tolerance <= 1e-3
+  local after = start
+  local retry = math.max(1, math.ceil(nxt - now - tolerance))
+  local delay = 0
+  if allowed then
+    after = nxt
+    retry = 0
+    if queue == 1 then
+      delay = math.ceil(start - now)
+    end
+  end
+  local remaining = math.min(capacity, math.floor((tolerance - (after - now)) / interval + 1e-9))
+  return {allowed, remaining, retry, math.ceil(after - now), delay, after}
+end
+
+local function gcra_store(key, tat, now)
+  if tat <= now then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, string.format('%.17g', tat), 'PX', ttl_millis(tat - now))
+  end
+end
+
+ALGORITHMS['gc'] = {
+  evaluate = gcra_evaluate,
+  commit = function(key, code, p, now, cost, outcome, token)
+    gcra_store(key, outcome[6], now)
+  end,
+  record = function(key, code, p, now, cost, token)
+    local tat = tonumber(redis.call('GET', key)) or now
+    gcra_store(key, math.min(math.max(tat, now) + cost * p[2], now + p[1] * p[2]), now)
+  end,
+  refund = function(key, code, p, now, cost, token)
+    local tat = tonumber(redis.call('GET', key))
+    if tat then
+      gcra_store(key, tat - cost * p[2], now)
+    end
+  end
+}

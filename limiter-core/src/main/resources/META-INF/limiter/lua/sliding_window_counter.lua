@@ -1,0 +1,74 @@
+-- Sliding window counter (io.github.limiter.algorithm.SlidingWindowCounter).
+-- State: one string "<current window start> <current count> <previous count>", kept for two windows.
+-- Parameters 'sc': {limit, window}. Same arithmetic, in the same order, as the Java class.
+
+local function counter_read(key, window, start)
+  local v = redis.call('GET', key)
+  if v then
+    local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
+    s = tonumber(s)
+    if s == start then
+      return tonumber(c), tonumber(pr)
+    elseif s == start - window then
+      return 0, tonumber(c)
+    end
+  end
+  return 0, 0
+end
+
+local function counter_store(key, window, now, start, current, previous)
+  redis.call('SET', key, fmt_int(start) .. ' ' .. fmt_int(current) .. ' ' .. fmt_int(previous),
+      'PX', ttl_millis(start + 2 * window - now))
+end
+
+local function counter_evaluate(key, code, p, now, cost)
+  local limit, window = p[1], p[2]
+  local start = math.floor(now / window) * window
+  local elapsed = now - start
+  local current, previous = counter_read(key, window, start)
+  local weighted = previous * (window - elapsed) / window
+  local allowed = weighted + current + cost <= limit
+  local after = current
+  if allowed then
+    after = current + cost
+  end
+  local remaining = math.floor(limit - weighted - after)
+  local retry = 0
+  if not allowed then
+    if current + cost > limit then
+      local fade = math.ceil(window - window * (limit - cost) / current)
+      retry = start + window - now + math.max(0, fade)
+    else
+      local fade = math.ceil(window - window * (limit - cost - current) / previous)
+      retry = math.max(1, fade - elapsed)
+    end
+  end
+  local reset = 0
+  if after > 0 then
+    reset = start + 2 * window - now
+  elseif previous > 0 then
+    reset = start + window - now
+  end
+  return {allowed, remaining, retry, reset, 0, {start, after, previous}}
+end
+
+ALGORITHMS['sc'] = {
+  evaluate = counter_evaluate,
+  commit = function(key, code, p, now, cost, outcome, token)
+    local s = outcome[6]
+    counter_store(key, p[2], now, s[1], s[2], s[3])
+  end,
+  record = function(key, code, p, now, cost, token)
+    local window = p[2]
+    local start = math.floor(now / window) * window
+    local current, previous = counter_read(key, window, start)
+    counter_store(key, window, now, start, math.min(p[1], current + cost), previous)
+  end,
+  refund = function(key, code, p, now, cost, token)
+    local v = redis.call('GET', key)
+    if v then
+      local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
+      redis.call('SET', key, s .. ' ' .. fmt_int(math.max(0, tonumber(c) - cost)) .. ' ' .. pr, 'KEEPTTL')
+    end
+  end
+}
