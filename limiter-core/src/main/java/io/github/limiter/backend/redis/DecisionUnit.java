@@ -1,0 +1,34 @@
+package io.github.limiter.backend.redis;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Operation;
+
+/**
+ * A part of a decision that one atomic call can decide: the script over keys of one cluster slot, or one Redisson
+ * {@code RRateLimiter}. {@link CompensatingDecision} combines units into one all-or-nothing decision.
+ */
+public interface DecisionUnit {
+
+	/**
+	 * Positions of this unit's requests in the whole decision, ascending.
+	 * @return the positions
+	 */
+	List<Integer> positions();
+
+	/**
+	 * Decides this unit's requests atomically.
+	 * @param operation the operation
+	 * @return one decision per request, in the order of {@link #positions()}
+	 */
+	CompletionStage<List<Decision>> run(Operation operation);
+
+	/**
+	 * Gives back what a successful {@link Operation#ACQUIRE} of this unit consumed.
+	 * @return completes when done
+	 */
+	CompletionStage<Void> refund();
+
+}

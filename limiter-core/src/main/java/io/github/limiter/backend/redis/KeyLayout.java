@@ -1,0 +1,133 @@
+package io.github.limiter.backend.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.spi.InstanceIdentity;
+
+/**
+ * How limits and keys become Redis keys: {@code <prefix>{<tag>}<limit name>:<key>}.
+ *
+ * <p>The hash tag is derived from the key alone (six hex digits of a hash), so every limit of one user lands in the
+ * same cluster slot and can be decided in one script, and user input can never choose the slot: whatever braces it
+ * contains come after the tag. Key material that is long or not printable ASCII is replaced by its SHA-256, so stored
+ * keys stay short and identical input gives identical keys on every JVM.
+ */
+public final class KeyLayout {
+
+	/** Longest key material stored as is. */
+	static final int MAX_PLAIN_LENGTH = 64;
+
+	private final String prefix;
+
+	/**
+	 * A layout with a key prefix.
+	 * @param prefix the prefix of every key, for example {@code "limiter:"}; no braces
+	 */
+	public KeyLayout(String prefix) {
+		if (prefix == null || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+			throw new IllegalArgumentException("key prefix must not be null or contain braces but was '" + prefix + "'");
+		}
+		this.prefix = prefix;
+	}
+
+	/**
+	 * The prefix.
+	 * @return the prefix
+	 */
+	public String prefix() {
+		return this.prefix;
+	}
+
+	/**
+	 * The Redis key of a request.
+	 * @param request the request
+	 * @return the key
+	 */
+	public String key(LimitRequest request) {
+		return key(request, request.limit().scope() == Limit.Scope.PER_INSTANCE);
+	}
+
+	/**
+	 * The Redis key of a request, with or without this instance's ID.
+	 * @param request the request
+	 * @param perInstance whether to include this instance's ID, so that each instance has its own state
+	 * @return the key
+	 */
+	public String key(LimitRequest request, boolean perInstance) {
+		Limit limit = request.limit();
+		String material = material(request.key());
+		String tag = tag(material.isEmpty() ? limit.name() : material);
+		StringBuilder key = new StringBuilder(this.prefix.length() + limit.name().length() + material.length() + 24);
+		key.append(this.prefix).append('{').append(tag).append('}').append(limit.name());
+		if (perInstance) {
+			key.append('@').append(InstanceIdentity.id());
+		}
+		return key.append(':').append(material).toString();
+	}
+
+	static String material(String key) {
+		if (key.length() <= MAX_PLAIN_LENGTH && isPrintableAscii(key)) {
+			return key;
+		}
+		try {
+			byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+			return "~" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is not available", ex);
+		}
+	}
+
+	private static boolean isPrintableAscii(String key) {
+		for (int i = 0; i < key.length(); i++) {
+			char c = key.charAt(i);
+			if (c < 0x21 || c > 0x7e || c == '~' && i == 0) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/** Six hex digits of the 32-bit FNV-1a hash of the UTF-16 code units. */
+	static String tag(String material) {
+		int hash = 0x811c9dc5;
+		for (int i = 0; i < material.length(); i++) {
+			char c = material.charAt(i);
+			hash = (hash ^ (c & 0xff)) * 0x01000193;
+			hash = (hash ^ (c >>> 8)) * 0x01000193;
+		}
+		hash ^= hash >>> 16;
+		String hex = Integer.toHexString((hash & 0xffffff) | 0x1000000);
+		return hex.substring(1);
+	}
+
+	/**
+	 * The Redis Cluster slot of a key (CRC16 of its hash tag, modulo 16384).
+	 * @param key a key
+	 * @return the slot
+	 */
+	public static int slot(String key) {
+		int start = key.indexOf('{');
+		if (start >= 0) {
+			int end = key.indexOf('}', start + 1);
+			if (end > start + 1) {
+				key = key.substring(start + 1, end);
+			}
+		}
+		byte[] bytes = key.getBytes(StandardCharsets.UTF_8);
+		int crc = 0;
+		for (byte b : bytes) {
+			crc ^= (b & 0xff) << 8;
+			for (int i = 0; i < 8; i++) {
+				crc = ((crc & 0x8000) != 0) ? (crc << 1) ^ 0x1021 : crc << 1;
+			}
+		}
+		return (crc & 0xffff) % 16384;
+	}
+
+}

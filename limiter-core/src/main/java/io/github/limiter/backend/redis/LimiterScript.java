@@ -1,0 +1,99 @@
+package io.github.limiter.backend.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * The Lua script every Redis backend runs: the algorithm files under {@code META-INF/limiter/lua} followed by the
+ * driver {@code decide.lua}, composed once and identified by its SHA-1 for {@code EVALSHA}.
+ */
+public final class LimiterScript {
+
+	private static final List<String> FILES = List.of("common.lua", "fixed_window.lua", "sliding_window_log.lua",
+			"sliding_window_counter.lua", "gcra.lua", "decide.lua");
+
+	private static final LimiterScript INSTANCE = new LimiterScript(compose());
+
+	private final String source;
+
+	private final String sha;
+
+	private LimiterScript(String source) {
+		this.source = source;
+		this.sha = sha1(source);
+	}
+
+	/**
+	 * The script.
+	 * @return the script
+	 */
+	public static LimiterScript get() {
+		return INSTANCE;
+	}
+
+	/**
+	 * The Lua source, for {@code EVAL} and {@code SCRIPT LOAD}.
+	 * @return the source
+	 */
+	public String source() {
+		return this.source;
+	}
+
+	/**
+	 * The SHA-1 of the source, lower-case hex, for {@code EVALSHA}.
+	 * @return the digest
+	 */
+	public String sha() {
+		return this.sha;
+	}
+
+	private static String compose() {
+		StringBuilder source = new StringBuilder();
+		for (String file : FILES) {
+			String path = "META-INF/limiter/lua/" + file;
+			try (InputStream in = LimiterScript.class.getClassLoader().getResourceAsStream(path)) {
+				if (in == null) {
+					throw new IllegalStateException("Lua script " + path + " is missing from the classpath");
+				}
+				source.append(new String(in.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException("Cannot read Lua script " + path, ex);
+			}
+		}
+		return source.toString();
+	}
+
+	private static String sha1(String source) {
+		try {
+			byte[] digest = MessageDigest.getInstance("SHA-1").digest(source.getBytes(StandardCharsets.UTF_8));
+			return HexFormat.of().formatHex(digest);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-1 is not available", ex);
+		}
+	}
+
+	/**
+	 * Whether a failure is Redis saying it does not know the script (after a restart, {@code SCRIPT FLUSH} or a
+	 * failover), so that the caller retries with the source.
+	 * @param failure any failure
+	 * @return {@code true} for {@code NOSCRIPT}
+	 */
+	public static boolean isNoScript(Throwable failure) {
+		for (Throwable t = failure; t != null; t = (t.getCause() == t) ? null : t.getCause()) {
+			String message = t.getMessage();
+			if (message != null && message.contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}

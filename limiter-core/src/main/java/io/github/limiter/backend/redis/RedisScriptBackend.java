@@ -1,0 +1,302 @@
+package io.github.limiter.backend.redis;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletionStage;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.TimeSource;
+import io.github.limiter.algorithm.AbstractLimit;
+import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.spi.BackendException;
+import io.github.limiter.spi.InstanceIdentity;
+import io.github.limiter.spi.RateLimiterBackend;
+
+/**
+ * Redis backend: every decision is one {@code EVALSHA} of the {@link LimiterScript}, on any client that has a
+ * {@link RedisScriptExecutor}.
+ *
+ * <p>The script reads the time with {@code TIME}, so every instance of the application agrees on it whatever their
+ * clocks; it gives every key it writes a TTL, so idle keys vanish. Limits whose keys share a hash tag (on a
+ * standalone Redis: all of them) are decided in one script call; on a Redis Cluster, limits in different slots are
+ * decided by {@link CompensatingDecision}.
+ */
+public class RedisScriptBackend implements RateLimiterBackend {
+
+	private final RedisScriptExecutor executor;
+
+	private final KeyLayout layout;
+
+	private final TimeSource testClock;
+
+	private final LimiterScript script = LimiterScript.get();
+
+	/**
+	 * Creates a backend.
+	 * @param executor the client adapter
+	 * @param layout the key layout
+	 * @param testClock {@code null} in production, so the time comes from Redis; a clock only to run specifications
+	 * at chosen instants
+	 */
+	protected RedisScriptBackend(RedisScriptExecutor executor, KeyLayout layout, TimeSource testClock) {
+		this.executor = Objects.requireNonNull(executor, "executor must not be null");
+		this.layout = Objects.requireNonNull(layout, "layout must not be null");
+		this.testClock = testClock;
+	}
+
+	/**
+	 * Starts a builder.
+	 * @param executor the client adapter
+	 * @return a builder
+	 */
+	public static Builder builder(RedisScriptExecutor executor) {
+		return new Builder(executor);
+	}
+
+	/**
+	 * The key layout.
+	 * @return the layout
+	 */
+	public KeyLayout layout() {
+		return this.layout;
+	}
+
+	@Override
+	public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+		if (requests.isEmpty()) {
+			throw new IllegalArgumentException("a decision needs at least one limit request");
+		}
+		List<Integer> positions = new ArrayList<>(requests.size());
+		for (int i = 0; i < requests.size(); i++) {
+			positions.add(i);
+		}
+		return CompensatingDecision.decide(units(requests, positions), requests.size(), operation);
+	}
+
+	@Override
+	public CompletionStage<Void> resetAsync(Limit limit, String key) {
+		ScriptUnit unit = new ScriptUnit(List.of(LimitRequest.of(limit, key)), List.of(0), argumentTime(), "");
+		return unit.call("x").thenApply(reply -> null);
+	}
+
+	/**
+	 * Splits requests into units that one script call can decide: one unit, unless the keys span several cluster
+	 * slots.
+	 * @param requests the requests of a decision
+	 * @param positions the positions of the requests to cover
+	 * @return the units
+	 */
+	public List<DecisionUnit> units(List<LimitRequest> requests, List<Integer> positions) {
+		String now = argumentTime();
+		String token = InstanceIdentity.nextToken();
+		if (positions.size() == 1 || !this.executor.isCluster()) {
+			return List.of(new ScriptUnit(select(requests, positions), positions, now, token));
+		}
+		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+		for (Integer position : positions) {
+			int slot = KeyLayout.slot(this.layout.key(requests.get(position)));
+			bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(position);
+		}
+		List<DecisionUnit> units = new ArrayList<>(bySlot.size());
+		for (List<Integer> slotPositions : bySlot.values()) {
+			units.add(new ScriptUnit(select(requests, slotPositions), slotPositions, now, token));
+		}
+		return units;
+	}
+
+	private static List<LimitRequest> select(List<LimitRequest> requests, List<Integer> positions) {
+		List<LimitRequest> selected = new ArrayList<>(positions.size());
+		for (Integer position : positions) {
+			selected.add(requests.get(position));
+		}
+		return selected;
+	}
+
+	private String argumentTime() {
+		return (this.testClock != null) ? Long.toString(this.testClock.nowMicros()) : "";
+	}
+
+	private long clientTime() {
+		return (this.testClock != null) ? this.testClock.nowMicros() : TimeSource.SYSTEM.nowMicros();
+	}
+
+	private static String operationCode(Operation operation) {
+		return switch (operation) {
+			case ACQUIRE -> "a";
+			case CHECK -> "c";
+			case RECORD -> "r";
+		};
+	}
+
+	/** The script over the keys of one slot. */
+	private final class ScriptUnit implements DecisionUnit {
+
+		private final List<LimitRequest> requests;
+
+		private final List<Integer> positions;
+
+		private final String now;
+
+		private final String token;
+
+		private final List<String> keys;
+
+		ScriptUnit(List<LimitRequest> requests, List<Integer> positions, String now, String token) {
+			this.requests = requests;
+			this.positions = positions;
+			this.now = now;
+			this.token = token;
+			this.keys = new ArrayList<>(requests.size());
+			for (LimitRequest request : requests) {
+				this.keys.add(RedisScriptBackend.this.layout.key(request));
+			}
+		}
+
+		@Override
+		public List<Integer> positions() {
+			return this.positions;
+		}
+
+		@Override
+		public CompletionStage<List<Decision>> run(Operation operation) {
+			return call(operationCode(operation)).thenApply(reply -> decisions(reply, operation));
+		}
+
+		@Override
+		public CompletionStage<Void> refund() {
+			return call("f").thenApply(reply -> null);
+		}
+
+		CompletionStage<List<Object>> call(String operation) {
+			List<String> args = new ArrayList<>(3 + 7 * this.requests.size());
+			args.add(this.now);
+			args.add(operation);
+			args.add(this.token);
+			if (!operation.equals("x")) {
+				long clientNow = clientTime();
+				for (LimitRequest request : this.requests) {
+					String[] parameters = algorithm(request.limit()).scriptParameters(clientNow);
+					args.add(parameters[0]);
+					args.add(Long.toString(request.cost()));
+					for (int i = 1; i < parameters.length; i++) {
+						args.add(parameters[i]);
+					}
+				}
+			}
+			CompletionStage<List<Object>> reply;
+			try {
+				reply = RedisScriptBackend.this.executor.execute(RedisScriptBackend.this.script, this.keys, args);
+			}
+			catch (RuntimeException ex) {
+				reply = java.util.concurrent.CompletableFuture.failedFuture(ex);
+			}
+			return reply.handle((result, failure) -> {
+				if (failure != null) {
+					Throwable cause = (failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null)
+							? failure.getCause() : failure;
+					if (cause instanceof BackendException backend) {
+						throw backend;
+					}
+					throw new BackendException("Redis could not decide " + this + ": " + cause.getMessage(), cause);
+				}
+				return result;
+			});
+		}
+
+		private List<Decision> decisions(List<Object> reply, Operation operation) {
+			if (reply == null || reply.size() != 2 + 5 * this.requests.size()) {
+				throw new BackendException("unexpected reply from the limiter script for " + this + ": " + reply, null);
+			}
+			long now = number(reply.get(0));
+			boolean all = number(reply.get(1)) == 1;
+			List<Decision> decisions = new ArrayList<>(this.requests.size());
+			for (int i = 0; i < this.requests.size(); i++) {
+				Limit limit = this.requests.get(i).limit();
+				int base = 2 + 5 * i;
+				boolean allowed = number(reply.get(base)) == 1;
+				String token = (operation == Operation.ACQUIRE && all
+						&& limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? this.token : null;
+				decisions.add(Decision.of(limit.name(), allowed, limit.capacity(), number(reply.get(base + 1)),
+						number(reply.get(base + 2)), number(reply.get(base + 3)), number(reply.get(base + 4)), now, token));
+			}
+			return decisions;
+		}
+
+		@Override
+		public String toString() {
+			return "script over " + this.keys;
+		}
+
+	}
+
+	private static long number(Object value) {
+		if (value instanceof Number number) {
+			return number.longValue();
+		}
+		if (value instanceof byte[] bytes) {
+			return Long.parseLong(new String(bytes, java.nio.charset.StandardCharsets.US_ASCII));
+		}
+		return Long.parseLong(String.valueOf(value));
+	}
+
+	private static AbstractLimit<?> algorithm(Limit limit) {
+		if (limit instanceof AbstractLimit<?> known) {
+			return known;
+		}
+		throw new IllegalArgumentException("the Redis backends enforce the limits of io.github.limiter.algorithm, not "
+				+ limit.getClass().getName());
+	}
+
+	/**
+	 * Builder of {@link RedisScriptBackend}.
+	 */
+	public static class Builder {
+
+		private final RedisScriptExecutor executor;
+
+		private String keyPrefix = "limiter:";
+
+		private TimeSource testClock;
+
+		Builder(RedisScriptExecutor executor) {
+			this.executor = executor;
+		}
+
+		/**
+		 * Prefix of every key ({@code "limiter:"} by default).
+		 * @param keyPrefix the prefix, without braces
+		 * @return this builder
+		 */
+		public Builder keyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+			return this;
+		}
+
+		/**
+		 * For tests only: pass this clock's time to the script instead of letting it read {@code TIME}. Never use it
+		 * in production: instances with different clocks would disagree.
+		 * @param clock the clock
+		 * @return this builder
+		 */
+		public Builder testClock(TimeSource clock) {
+			this.testClock = clock;
+			return this;
+		}
+
+		/**
+		 * Builds the backend.
+		 * @return the backend
+		 */
+		public RedisScriptBackend build() {
+			return new RedisScriptBackend(this.executor, new KeyLayout(this.keyPrefix), this.testClock);
+		}
+
+	}
+
+}

@@ -1,0 +1,30 @@
+package io.github.limiter.backend.redis;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Runs the {@link LimiterScript} on one Redis client: the only thing a client adapter provides.
+ *
+ * <p>An adapter sends {@code EVALSHA} and, when Redis answers {@code NOSCRIPT}, sends the source with {@code EVAL}
+ * (which also caches it on that node), so scripts reload by themselves after a restart, a {@code SCRIPT FLUSH} or a
+ * failover. On a Redis Cluster the command goes to the node serving the first key; all keys share its slot.
+ */
+public interface RedisScriptExecutor {
+
+	/**
+	 * Runs the script.
+	 * @param script the script
+	 * @param keys the keys, all in one cluster slot
+	 * @param args the arguments
+	 * @return the script's reply: a list of integers
+	 */
+	CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args);
+
+	/**
+	 * Whether the client talks to a Redis Cluster, where one script may only touch keys of one slot.
+	 * @return {@code true} for a cluster
+	 */
+	boolean isCluster();
+
+}

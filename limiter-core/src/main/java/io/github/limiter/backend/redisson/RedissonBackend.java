@@ -1,0 +1,286 @@
+package io.github.limiter.backend.redisson;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.redisson.api.RRateLimiter;
+import org.redisson.api.RateLimiterConfig;
+import org.redisson.api.RateType;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.ratelimiter.RateLimiterArgs;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.TimeSource;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.backend.redis.CompensatingDecision;
+import io.github.limiter.backend.redis.DecisionUnit;
+import io.github.limiter.backend.redis.KeyLayout;
+import io.github.limiter.backend.redis.RedisScriptBackend;
+import io.github.limiter.spi.BackendException;
+import io.github.limiter.spi.RateLimiterBackend;
+
+/**
+ * Redisson backend: token buckets through Redisson's {@link RRateLimiter}, every other algorithm through the same Lua
+ * script as {@link RedisScriptBackend}, run with Redisson's script API.
+ *
+ * <p>It avoids the traps of using {@code RRateLimiter} directly:
+ * <ul>
+ * <li>a rate changed in configuration takes effect: the first use of a key in this JVM compares the stored rate with
+ * the configured one and updates it in place, keeping the permits already taken ({@code trySetRate} alone keeps the
+ * old rate forever; {@code setRate} alone wipes the state on every start);</li>
+ * <li>keys expire: every rate is set with a keep-alive time of one interval, which Redisson renews on each acquire;</li>
+ * <li>{@link Limit.Scope#PER_INSTANCE} maps to {@link RateType#PER_CLIENT}, {@link Limit.Scope#SHARED} to
+ * {@link RateType#OVERALL}.</li>
+ * </ul>
+ * A {@link TokenBucket} of capacity {@code C} refilling {@code R} per {@code P} becomes "{@code C} permits per
+ * {@code P·C/R}", Redisson's sliding-window view of the same long-run rate and burst. {@code RRateLimiter} answers only
+ * yes or no, so remaining permits take one more round-trip and retry-after is an upper bound (one interval). Choose
+ * {@link TokenBucketMode#SCRIPT} to run token buckets on the exact GCRA script instead.
+ */
+public final class RedissonBackend implements RateLimiterBackend {
+
+	private static final int MAX_CONFIGURED_KEYS = 100_000;
+
+	private final RedissonClient redisson;
+
+	private final RedisScriptBackend scripts;
+
+	private final TokenBucketMode tokenBucketMode;
+
+	private final Map<String, RateLimiterConfig> configured = new ConcurrentHashMap<>();
+
+	private RedissonBackend(Builder builder) {
+		this.redisson = builder.redisson;
+		this.tokenBucketMode = Objects.requireNonNull(builder.tokenBucketMode, "token bucket mode must not be null");
+		RedisScriptBackend.Builder scripts = RedisScriptBackend.builder(new RedissonScriptExecutor(builder.redisson))
+			.keyPrefix(builder.keyPrefix);
+		if (builder.testClock != null) {
+			scripts.testClock(builder.testClock);
+		}
+		this.scripts = scripts.build();
+	}
+
+	/**
+	 * Starts a builder.
+	 * @param redisson the Redisson client
+	 * @return a builder
+	 */
+	public static Builder builder(RedissonClient redisson) {
+		return new Builder(Objects.requireNonNull(redisson, "redisson client must not be null"));
+	}
+
+	@Override
+	public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+		if (requests.isEmpty()) {
+			throw new IllegalArgumentException("a decision needs at least one limit request");
+		}
+		List<Integer> scripted = new ArrayList<>(requests.size());
+		List<DecisionUnit> units = new ArrayList<>(requests.size());
+		for (int i = 0; i < requests.size(); i++) {
+			if (usesRateLimiter(requests.get(i).limit())) {
+				units.add(new RateLimiterUnit(requests.get(i), i));
+			}
+			else {
+				scripted.add(i);
+			}
+		}
+		if (!scripted.isEmpty()) {
+			// Scripted limits first: they are refundable exactly, so a rejecting RRateLimiter costs nothing.
+			units.addAll(0, this.scripts.units(requests, scripted));
+		}
+		return CompensatingDecision.decide(units, requests.size(), operation);
+	}
+
+	@Override
+	public CompletionStage<Void> resetAsync(Limit limit, String key) {
+		if (!usesRateLimiter(limit)) {
+			return this.scripts.resetAsync(limit, key);
+		}
+		RRateLimiter limiter = rateLimiter(LimitRequest.of(limit, key));
+		this.configured.remove(limiter.getName());
+		return limiter.deleteAsync().thenApply(deleted -> null);
+	}
+
+	private boolean usesRateLimiter(Limit limit) {
+		return this.tokenBucketMode == TokenBucketMode.RATE_LIMITER && limit instanceof TokenBucket;
+	}
+
+	private RRateLimiter rateLimiter(LimitRequest request) {
+		return this.redisson.getRateLimiter(this.scripts.layout().key(request, false));
+	}
+
+	static RateLimiterConfig rateOf(TokenBucket bucket) {
+		RateType type = (bucket.scope() == Limit.Scope.PER_INSTANCE) ? RateType.PER_CLIENT : RateType.OVERALL;
+		long intervalMillis = Math.max(1, Math.round(bucket.refillPeriod().toMillis() * (double) bucket.capacity()
+				/ bucket.refillTokens()));
+		return new RateLimiterConfig(type, intervalMillis, bucket.capacity());
+	}
+
+	/** Makes the stored rate of a key the configured one, once per key and JVM. */
+	private CompletionStage<Void> ensureRate(RRateLimiter limiter, RateLimiterConfig wanted) {
+		String name = limiter.getName();
+		RateLimiterConfig known = this.configured.get(name);
+		if (known != null && sameRate(known, wanted)) {
+			return CompletableFuture.completedFuture(null);
+		}
+		Duration interval = Duration.ofMillis(wanted.getRateInterval());
+		return limiter.trySetRateAsync(wanted.getRateType(), wanted.getRate(), interval, interval)
+			.thenCompose(created -> created ? CompletableFuture.completedFuture(null) : limiter.getConfigAsync()
+				.thenCompose(stored -> sameRate(stored, wanted) ? CompletableFuture.completedFuture(null)
+						: limiter.setRateAsync(RateLimiterArgs.of(wanted.getRateType(), wanted.getRate(), interval)
+							.keepAliveTime(interval)
+							.keepState(true))))
+			.thenAccept(done -> {
+				if (this.configured.size() >= MAX_CONFIGURED_KEYS) {
+					this.configured.clear();
+				}
+				this.configured.put(name, wanted);
+			});
+	}
+
+	private static boolean sameRate(RateLimiterConfig a, RateLimiterConfig b) {
+		return a.getRateType() == b.getRateType() && Objects.equals(a.getRate(), b.getRate())
+				&& Objects.equals(a.getRateInterval(), b.getRateInterval());
+	}
+
+	/** One token bucket on an {@link RRateLimiter}. */
+	private final class RateLimiterUnit implements DecisionUnit {
+
+		private final LimitRequest request;
+
+		private final List<Integer> positions;
+
+		private final RRateLimiter limiter;
+
+		private final RateLimiterConfig rate;
+
+		RateLimiterUnit(LimitRequest request, int position) {
+			this.request = request;
+			this.positions = List.of(position);
+			this.limiter = rateLimiter(request);
+			this.rate = rateOf((TokenBucket) request.limit());
+		}
+
+		@Override
+		public List<Integer> positions() {
+			return this.positions;
+		}
+
+		@Override
+		public CompletionStage<List<Decision>> run(Operation operation) {
+			long cost = this.request.cost();
+			CompletionStage<Boolean> verdict = ensureRate(this.limiter, this.rate).thenCompose(ready -> switch (operation) {
+				case ACQUIRE, RECORD -> this.limiter.tryAcquireAsync(cost);
+				case CHECK -> this.limiter.availablePermitsAsync().thenApply(available -> available >= cost);
+			});
+			return verdict.thenCompose(allowed -> this.limiter.availablePermitsAsync()
+				.thenApply(available -> List.of(decision(allowed, available))))
+				.handle((decisions, failure) -> {
+					if (failure != null) {
+						throw new BackendException("Redisson RRateLimiter " + this.limiter.getName() + " could not decide", failure);
+					}
+					return decisions;
+				});
+		}
+
+		private Decision decision(boolean allowed, long available) {
+			Limit limit = this.request.limit();
+			long interval = this.rate.getRateInterval() * 1000;
+			long resetAfter = (available >= limit.capacity()) ? 0 : interval;
+			return Decision.of(limit.name(), allowed, limit.capacity(), available, allowed ? 0 : interval, resetAfter, 0,
+					TimeSource.SYSTEM.nowMicros(), null);
+		}
+
+		@Override
+		public CompletionStage<Void> refund() {
+			return this.limiter.releaseAsync(this.request.cost());
+		}
+
+		@Override
+		public String toString() {
+			return "RRateLimiter " + this.limiter.getName();
+		}
+
+	}
+
+	/**
+	 * How the Redisson backend enforces {@link TokenBucket}s.
+	 */
+	public enum TokenBucketMode {
+
+		/** Through Redisson's {@link RRateLimiter} (the default). */
+		RATE_LIMITER,
+
+		/** Through the GCRA script, like every other algorithm: exact remaining and retry-after, continuous refill. */
+		SCRIPT
+
+	}
+
+	/**
+	 * Builder of {@link RedissonBackend}.
+	 */
+	public static final class Builder {
+
+		private final RedissonClient redisson;
+
+		private String keyPrefix = "limiter:";
+
+		private TokenBucketMode tokenBucketMode = TokenBucketMode.RATE_LIMITER;
+
+		private TimeSource testClock;
+
+		private Builder(RedissonClient redisson) {
+			this.redisson = redisson;
+		}
+
+		/**
+		 * Prefix of every key ({@code "limiter:"} by default).
+		 * @param keyPrefix the prefix, without braces
+		 * @return this builder
+		 */
+		public Builder keyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+			return this;
+		}
+
+		/**
+		 * How token buckets are enforced ({@link TokenBucketMode#RATE_LIMITER} by default).
+		 * @param mode the mode
+		 * @return this builder
+		 */
+		public Builder tokenBucketMode(TokenBucketMode mode) {
+			this.tokenBucketMode = mode;
+			return this;
+		}
+
+		/**
+		 * For tests only: the time scripted limits see, instead of Redis {@code TIME}. {@code RRateLimiter} always
+		 * uses Redisson's own clock.
+		 * @param clock the clock
+		 * @return this builder
+		 */
+		public Builder testClock(TimeSource clock) {
+			this.testClock = clock;
+			return this;
+		}
+
+		/**
+		 * Builds the backend.
+		 * @return the backend
+		 */
+		public RedissonBackend build() {
+			return new RedissonBackend(this);
+		}
+
+	}
+
+}
