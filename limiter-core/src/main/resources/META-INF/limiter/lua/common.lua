@@ -7,7 +7,15 @@ local function fmt_int(x)
   return string.format('%d', x)
 end
 
--- A time-to-live in milliseconds for a duration in microseconds, rounded up, at least 1.
+-- True only in tests that pass the time in ARGV[1]; production always reads the Redis TIME.
+local virtual_time = ARGV[1] ~= ''
+
+-- A time-to-live in milliseconds for a duration in microseconds, rounded up, at least 1. Under a virtual time the
+-- real clock that expires keys is unrelated to the script's time, so keys then live at least a minute.
 local function ttl_millis(micros)
-  return math.max(1, math.ceil(micros / 1000))
+  local ttl = math.max(1, math.ceil(micros / 1000))
+  if virtual_time then
+    return math.max(ttl, 60000)
+  end
+  return ttl
 end

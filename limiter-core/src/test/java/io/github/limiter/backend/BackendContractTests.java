@@ -1,0 +1,427 @@
+package io.github.limiter.backend;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneId;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.TimeSource;
+import io.github.limiter.algorithm.CalendarUnit;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.LeakyBucket;
+import io.github.limiter.algorithm.SlidingWindowCounter;
+import io.github.limiter.algorithm.SlidingWindowLog;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.testsupport.ManualClock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The contract every backend fulfils: given a rule and calls at known times, these are admitted, these rejected, and
+ * this is what remaining, retry-after and reset-after say. Written once; each backend's test extends it.
+ */
+public abstract class BackendContractTests {
+
+	/** A second boundary, so that windows of a second or a minute start exactly here. */
+	protected static final Instant T0 = Instant.parse("2026-06-15T10:00:00Z");
+
+	private static final ZoneId PARIS = ZoneId.of("Europe/Paris");
+
+	protected ManualClock clock;
+
+	protected RateLimiter limiter;
+
+	/**
+	 * Creates the backend under test, on a fresh namespace, deciding at the times of the given clock.
+	 * @param clock the clock the backend must use
+	 * @return the backend
+	 */
+	protected abstract RateLimiterBackend createBackend(TimeSource clock);
+
+	@BeforeEach
+	void createLimiter() {
+		this.clock = new ManualClock(T0);
+		this.limiter = RateLimiter.of(createBackend(this.clock));
+	}
+
+	private void at(Duration sinceT0) {
+		this.clock.set(T0.plus(sinceT0));
+	}
+
+	private void at(LocalDateTime local, ZoneId zone) {
+		this.clock.set(local.atZone(zone).toInstant());
+	}
+
+	private static Duration ms(long millis) {
+		return Duration.ofMillis(millis);
+	}
+
+	// Fixed window
+
+	@Test
+	void fixedWindowAdmitsLimitPerWindowAndTellsWhenTheWindowEnds() {
+		Limit limit = FixedWindow.of("fw", 3, Duration.ofSeconds(1));
+		at(ms(100));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 2, 0, ms(900));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 1, 0, ms(900));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 0, 0, ms(900));
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(900), ms(900));
+		at(ms(999));
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(1), ms(1));
+		at(ms(1000));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 2, 0, ms(1000));
+		assertThat(this.limiter.acquire(limit, "other").remaining()).isEqualTo(2);
+	}
+
+	@Test
+	void fixedWindowChargesTheCostAndRejectsWhatDoesNotFit() {
+		Limit limit = FixedWindow.of("fw-cost", 5, Duration.ofMinutes(1));
+		assertDecision(this.limiter.acquire(limit, "k", 3), true, 2, 0, Duration.ofMinutes(1));
+		assertDecision(this.limiter.acquire(limit, "k", 3), false, 2, Duration.ofMinutes(1), Duration.ofMinutes(1));
+		assertDecision(this.limiter.acquire(limit, "k", 2), true, 0, 0, Duration.ofMinutes(1));
+	}
+
+	@Test
+	void calendarDayStartsAtLocalMidnight() {
+		Limit limit = FixedWindow.ofCalendar("daily", 1, CalendarUnit.DAY, PARIS);
+		at(LocalDateTime.parse("2026-06-15T23:59:00"), PARIS);
+		assertDecision(this.limiter.acquire(limit, "u"), true, 0, 0, Duration.ofSeconds(60));
+		at(LocalDateTime.parse("2026-06-15T23:59:30"), PARIS);
+		assertDecision(this.limiter.acquire(limit, "u"), false, 0, Duration.ofSeconds(30), Duration.ofSeconds(30));
+		at(LocalDateTime.parse("2026-06-16T00:00:00"), PARIS);
+		assertDecision(this.limiter.acquire(limit, "u"), true, 0, 0, Duration.ofHours(24));
+	}
+
+	@Test
+	void calendarDayFollowsDaylightSavingTime() {
+		Limit limit = FixedWindow.ofCalendar("daily-dst", 1, CalendarUnit.DAY, PARIS);
+		// Clocks go forward on 2026-03-29 in Paris: that day lasts 23 hours.
+		at(LocalDateTime.parse("2026-03-29T00:00:00"), PARIS);
+		assertDecision(this.limiter.acquire(limit, "u"), true, 0, 0, Duration.ofHours(23));
+	}
+
+	@Test
+	void calendarWeekStartsOnItsFirstDay() {
+		Limit limit = FixedWindow.builder("weekly").limit(2).calendar(CalendarUnit.WEEK, PARIS).build();
+		// 2026-06-17 is a Wednesday; the week started on Monday 2026-06-15 and ends on Monday 2026-06-22.
+		at(LocalDateTime.parse("2026-06-17T12:00:00"), PARIS);
+		assertDecision(this.limiter.acquire(limit, "u"), true, 1, 0, Duration.ofDays(4).plusHours(12));
+	}
+
+	// Sliding window log
+
+	@Test
+	void slidingLogAdmitsAtMostLimitInAnyWindow() {
+		Limit limit = SlidingWindowLog.of("log", 3, Duration.ofMinutes(1));
+		Decision first = this.limiter.acquire(limit, "k");
+		assertDecision(first, true, 2, 0, Duration.ofMinutes(1));
+		at(Duration.ofSeconds(10));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 1, 0, Duration.ofMinutes(1));
+		at(Duration.ofSeconds(20));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 0, 0, Duration.ofMinutes(1));
+		at(Duration.ofSeconds(30));
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, Duration.ofSeconds(30), Duration.ofSeconds(50));
+		at(Duration.ofSeconds(60));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 0, 0, Duration.ofMinutes(1));
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, Duration.ofSeconds(10), Duration.ofMinutes(1));
+	}
+
+	@Test
+	void slidingLogGivesEveryCallItsOwnTokenEvenInTheSameMicrosecond() {
+		Limit limit = SlidingWindowLog.of("log-same-instant", 3, Duration.ofSeconds(1));
+		Set<String> tokens = new HashSet<>();
+		for (int i = 0; i < 3; i++) {
+			Decision decision = this.limiter.acquire(limit, "k");
+			assertThat(decision.allowed()).isTrue();
+			tokens.add(decision.token());
+		}
+		assertThat(tokens).hasSize(3).doesNotContainNull();
+		Decision rejected = this.limiter.acquire(limit, "k");
+		assertThat(rejected.allowed()).isFalse();
+		assertThat(rejected.token()).isNull();
+		assertThat(rejected.retryAfter()).isEqualTo(Duration.ofSeconds(1));
+	}
+
+	@Test
+	void slidingLogChargesTheCost() {
+		Limit limit = SlidingWindowLog.of("log-cost", 5, Duration.ofSeconds(10));
+		assertDecision(this.limiter.acquire(limit, "k", 2), true, 3, 0, Duration.ofSeconds(10));
+		at(Duration.ofSeconds(4));
+		assertDecision(this.limiter.acquire(limit, "k", 3), true, 0, 0, Duration.ofSeconds(10));
+		at(Duration.ofSeconds(5));
+		// Two permits must leave: both of T0 leave at 10 s.
+		assertDecision(this.limiter.acquire(limit, "k", 2), false, 0, Duration.ofSeconds(5), Duration.ofSeconds(9));
+		// Four must leave: the fourth oldest, of 4 s, leaves at 14 s.
+		assertDecision(this.limiter.acquire(limit, "k", 4), false, 0, Duration.ofSeconds(9), Duration.ofSeconds(9));
+	}
+
+	// Sliding window counter
+
+	@Test
+	void slidingCounterWeighsThePreviousWindow() {
+		Limit limit = SlidingWindowCounter.of("counter", 10, Duration.ofSeconds(1));
+		at(ms(500));
+		for (int i = 9; i >= 0; i--) {
+			assertDecision(this.limiter.acquire(limit, "k"), true, i, 0, ms(1500));
+		}
+		// The current window is full: wait for the next one, until 9 of these 10 have faded out.
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(600), ms(1500));
+		at(ms(1100));
+		// 10 × 0.9 + 0 + 1 = 10
+		assertDecision(this.limiter.acquire(limit, "k"), true, 0, 0, ms(1900));
+		// 10 × 0.9 + 1 + 1 > 10 until 10 × (1 − e) + 2 ≤ 10, at e = 0.2
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(100), ms(1900));
+		at(ms(1200));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 0, 0, ms(1800));
+	}
+
+	// Token bucket
+
+	@Test
+	void tokenBucketAllowsBurstsUpToCapacityAndRefillsContinuously() {
+		Limit limit = TokenBucket.of("bucket", 5, 1, ms(100));
+		for (int i = 4; i >= 0; i--) {
+			assertDecision(this.limiter.acquire(limit, "k"), true, i, 0, ms(500 - 100 * i));
+		}
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(100), ms(500));
+		at(ms(250));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 1, 0, ms(350));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 0, 0, ms(450));
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(50), ms(450));
+		at(ms(2000));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 4, 0, ms(100));
+	}
+
+	@Test
+	void tokenBucketTakesSeveralTokensPerCall() {
+		Limit limit = TokenBucket.of("bucket-cost", 5, 1, ms(100));
+		assertDecision(this.limiter.acquire(limit, "k", 3), true, 2, 0, ms(300));
+		assertDecision(this.limiter.acquire(limit, "k", 3), false, 2, ms(100), ms(300));
+	}
+
+	@Test
+	void tokenBucketRefillsBelowOneMillisecond() {
+		Limit limit = TokenBucket.of("fast", 1, 1000, ms(1));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 0, 0, Duration.ofNanos(1000));
+		Decision rejected = this.limiter.acquire(limit, "k");
+		assertThat(rejected.allowed()).isFalse();
+		assertThat(rejected.retryAfterMicros()).isEqualTo(1);
+		this.clock.advanceMicros(1);
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+	}
+
+	@Test
+	void tokenBucketHoldsItsRateOverManyCalls() {
+		Limit limit = TokenBucket.of("rate", 10, 1000, Duration.ofSeconds(1));
+		int admitted = 0;
+		for (int i = 0; i < 3000; i++) {
+			this.clock.advanceMicros(333);
+			if (this.limiter.acquire(limit, "k").allowed()) {
+				admitted++;
+			}
+		}
+		// 3000 calls over 0.999 s at 1000 per second, plus the initial burst of 10.
+		assertThat(admitted).isBetween(1000, 1009);
+	}
+
+	// Leaky bucket
+
+	@Test
+	void leakyBucketQueuesTheBurstWithDelays() {
+		Limit limit = LeakyBucket.queueing("queue", 10, Duration.ofSeconds(1), 2);
+		assertDecision(this.limiter.acquire(limit, "k"), true, 2, 0, ms(100));
+		assertThat(this.limiter.acquire(limit, "k").delay()).isEqualTo(ms(100));
+		Decision third = this.limiter.acquire(limit, "k");
+		assertThat(third.allowed()).isTrue();
+		assertThat(third.delay()).isEqualTo(ms(200));
+		assertThat(third.remaining()).isZero();
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(100), ms(300));
+		at(ms(100));
+		Decision later = this.limiter.acquire(limit, "k");
+		assertThat(later.allowed()).isTrue();
+		assertThat(later.delay()).isEqualTo(ms(200));
+	}
+
+	@Test
+	void leakyBucketWithNodelayServesTheBurstAtOnce() {
+		Limit limit = LeakyBucket.nodelay("nodelay", 10, Duration.ofSeconds(1), 2);
+		for (int i = 0; i < 3; i++) {
+			Decision decision = this.limiter.acquire(limit, "k");
+			assertThat(decision.allowed()).isTrue();
+			assertThat(decision.delay()).isZero();
+		}
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(100), ms(300));
+	}
+
+	@Test
+	void leakyBucketWithoutBurstAdmitsOneAtTheRate() {
+		Limit limit = LeakyBucket.nodelay("strict", 2, Duration.ofSeconds(1), 0);
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(500), ms(500));
+		at(ms(500));
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+	}
+
+	// Several limits in one decision
+
+	@Test
+	void oncePerCalendarDayAndThreeTimesPerSevenDaysAsOneDecision() {
+		Limit daily = FixedWindow.ofCalendar("msg-daily", 1, CalendarUnit.DAY, PARIS);
+		Limit weekly = SlidingWindowLog.of("msg-weekly", 3, Duration.ofDays(7));
+		LimitRequest[] send = { LimitRequest.of(daily, "u1"), LimitRequest.of(weekly, "u1") };
+		LocalDateTime day1 = LocalDateTime.parse("2026-06-01T10:00:00");
+
+		at(day1, PARIS);
+		assertThat(this.limiter.acquire(send).allowed()).isTrue();
+		at(day1.plusHours(1), PARIS);
+		Decision sameDay = this.limiter.acquire(send);
+		assertThat(sameDay.allowed()).isFalse();
+		assertThat(sameDay.limitName()).isEqualTo("msg-daily");
+		assertThat(sameDay.retryAfter()).isEqualTo(Duration.ofHours(13));
+		assertThat(sameDay.parts().get(1).allowed()).isTrue();
+		assertThat(sameDay.parts().get(1).remaining()).as("the weekly limit consumed nothing").isEqualTo(2);
+
+		at(day1.plusDays(1), PARIS);
+		assertThat(this.limiter.acquire(send).allowed()).isTrue();
+		at(day1.plusDays(2), PARIS);
+		assertThat(this.limiter.acquire(send).allowed()).isTrue();
+		at(day1.plusDays(3), PARIS);
+		Decision fourth = this.limiter.acquire(send);
+		assertThat(fourth.allowed()).isFalse();
+		assertThat(fourth.limitName()).isEqualTo("msg-weekly");
+		assertThat(fourth.retryAfter()).isEqualTo(Duration.ofDays(4));
+		assertThat(this.limiter.check(daily, "u1").allowed()).as("the daily limit consumed nothing").isTrue();
+
+		at(day1.plusDays(7), PARIS);
+		assertThat(this.limiter.acquire(send).allowed()).isTrue();
+	}
+
+	@Test
+	void severalLimitsOnDifferentKeysAreAllOrNothing() {
+		Limit perUser = FixedWindow.of("per-user", 2, Duration.ofMinutes(1));
+		Limit perIp = FixedWindow.of("per-ip", 1, Duration.ofMinutes(1));
+		Limit perSku = TokenBucket.of("per-sku", 5, Duration.ofMinutes(1));
+		LimitRequest[] call = { LimitRequest.of(perUser, "alice"), LimitRequest.of(perIp, "10.0.0.1"),
+				LimitRequest.of(perSku, "sku-42") };
+		Decision first = this.limiter.acquire(call);
+		assertThat(first.allowed()).isTrue();
+		assertThat(first.parts()).hasSize(3);
+		assertThat(first.limitName()).isEqualTo("per-ip");
+		assertThat(first.remaining()).isZero();
+
+		Decision second = this.limiter.acquire(call);
+		assertThat(second.allowed()).isFalse();
+		assertThat(second.limitName()).isEqualTo("per-ip");
+		assertThat(second.retryAfter()).isEqualTo(Duration.ofMinutes(1));
+		assertThat(this.limiter.check(perUser, "alice").remaining()).as("per-user consumed once, then nothing").isZero();
+		assertThat(this.limiter.acquire(perUser, "alice").allowed()).isTrue();
+		assertThat(this.limiter.acquire(perSku, "sku-42", 4).allowed()).as("per-sku consumed once").isTrue();
+	}
+
+	// Check and record (failed logins)
+
+	@Test
+	void failedLoginsAreRecordedSeparatelyFromTheCheck() {
+		Limit failures = SlidingWindowLog.of("login-failures", 3, Duration.ofMinutes(1));
+		assertThat(this.limiter.check(failures, "alice").allowed()).isTrue();
+		assertThat(this.limiter.check(failures, "alice").allowed()).as("a check consumes nothing").isTrue();
+		assertThat(this.limiter.record(failures, "alice").allowed()).isTrue();
+		at(Duration.ofSeconds(10));
+		assertThat(this.limiter.record(failures, "alice").allowed()).isTrue();
+		at(Duration.ofSeconds(20));
+		Decision third = this.limiter.record(failures, "alice");
+		assertThat(third.allowed()).as("the third failure is still within the limit").isTrue();
+		assertThat(third.remaining()).isZero();
+		assertThat(third.retryAfter()).isEqualTo(Duration.ofSeconds(40));
+
+		at(Duration.ofSeconds(30));
+		Decision captcha = this.limiter.check(failures, "alice");
+		assertThat(captcha.allowed()).isFalse();
+		assertThat(captcha.retryAfter()).isEqualTo(Duration.ofSeconds(30));
+		assertThat(this.limiter.record(failures, "alice").allowed()).as("a fourth failure is over the limit").isFalse();
+		assertThat(this.limiter.check(failures, "bob").allowed()).isTrue();
+		at(Duration.ofSeconds(71));
+		assertThat(this.limiter.check(failures, "alice").allowed()).isTrue();
+	}
+
+	@Test
+	void recordSaturatesAtTheLimit() {
+		Limit limit = FixedWindow.of("saturate", 2, Duration.ofMinutes(1));
+		for (int i = 0; i < 5; i++) {
+			this.limiter.record(limit, "k");
+		}
+		Decision decision = this.limiter.check(limit, "k");
+		assertThat(decision.allowed()).isFalse();
+		assertThat(decision.remaining()).isZero();
+		at(Duration.ofMinutes(1));
+		assertThat(this.limiter.acquire(limit, "k").remaining()).isEqualTo(1);
+	}
+
+	@Test
+	void checkOfSeveralLimitsConsumesNothing() {
+		Limit a = TokenBucket.of("check-a", 1, Duration.ofMinutes(1));
+		Limit b = SlidingWindowCounter.of("check-b", 1, Duration.ofMinutes(1));
+		List<LimitRequest> both = List.of(LimitRequest.of(a, "x"), LimitRequest.of(b, "y"));
+		for (int i = 0; i < 3; i++) {
+			assertThat(this.limiter.decide(both, Operation.CHECK).allowed()).isTrue();
+		}
+		assertThat(this.limiter.decide(both, Operation.ACQUIRE).allowed()).isTrue();
+		assertThat(this.limiter.decide(both, Operation.CHECK).allowed()).isFalse();
+	}
+
+	@Test
+	void resetForgetsAKey() {
+		Limit limit = SlidingWindowLog.of("reset", 1, Duration.ofHours(1));
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isFalse();
+		this.limiter.reset(limit, "k");
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+	}
+
+	@Test
+	void limitsWithTheSameKeyButDifferentNamesAreIndependent() {
+		Limit a = FixedWindow.of("first", 1, Duration.ofMinutes(1));
+		Limit b = FixedWindow.of("second", 1, Duration.ofMinutes(1));
+		assertThat(this.limiter.acquire(a, "k").allowed()).isTrue();
+		assertThat(this.limiter.acquire(b, "k").allowed()).isTrue();
+		assertThat(this.limiter.acquire(a, "k").allowed()).isFalse();
+	}
+
+	@Test
+	void hostileKeysAreJustKeys() {
+		Limit limit = FixedWindow.of("hostile", 1, Duration.ofMinutes(1));
+		String[] keys = { "", "{tag}", "}{", "a\r\nb", "ümlaut😀", "x".repeat(10_000), "~abc" };
+		for (String key : keys) {
+			assertThat(this.limiter.acquire(limit, key).allowed()).as("first call for %s", key).isTrue();
+		}
+		for (String key : keys) {
+			assertThat(this.limiter.acquire(limit, key).allowed()).as("second call for %s", key).isFalse();
+		}
+	}
+
+	protected static void assertDecision(Decision decision, boolean allowed, long remaining, Duration retryAfter,
+			Duration resetAfter) {
+		assertThat(decision.allowed()).as("allowed of %s", decision).isEqualTo(allowed);
+		assertThat(decision.remaining()).as("remaining of %s", decision).isEqualTo(remaining);
+		assertThat(decision.retryAfter()).as("retry-after of %s", decision).isEqualTo(retryAfter);
+		assertThat(decision.resetAfter()).as("reset-after of %s", decision).isEqualTo(resetAfter);
+	}
+
+	protected static void assertDecision(Decision decision, boolean allowed, long remaining, long retryAfterMicros,
+			Duration resetAfter) {
+		assertDecision(decision, allowed, remaining, Duration.ofNanos(retryAfterMicros * 1000), resetAfter);
+	}
+
+}

@@ -1,0 +1,222 @@
+package io.github.limiter.testsupport;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A {@code redis-server} process on 127.0.0.1 and a free port, started and stopped by the tests.
+ *
+ * <p>The binary is {@code $LIMITER_REDIS_SERVER} when set, otherwise the Linux x86-64 Redis 6.2 bundled in
+ * {@code com.github.codemonstur:embedded-redis}, extracted once per JVM; nothing has to be installed or running.
+ */
+public final class RedisProcess implements AutoCloseable {
+
+	private static Path binary;
+
+	private final int port;
+
+	private final Process process;
+
+	private final Path directory;
+
+	private RedisProcess(int port, Process process, Path directory) {
+		this.port = port;
+		this.process = process;
+		this.directory = directory;
+	}
+
+	/**
+	 * Starts a server on a free port.
+	 * @param settings extra settings, such as {@code "--cluster-enabled", "yes"}
+	 * @return the running server
+	 */
+	public static RedisProcess start(String... settings) {
+		return start(freePort(), settings);
+	}
+
+	/**
+	 * Starts a server on a given port.
+	 * @param port the port
+	 * @param settings extra settings
+	 * @return the running server
+	 */
+	public static RedisProcess start(int port, String... settings) {
+		try {
+			Path directory = Files.createTempDirectory("limiter-redis-" + port + "-");
+			List<String> command = new ArrayList<>(List.of(binary().toString(), "--port", Integer.toString(port), "--bind",
+					"127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
+					"--dir", directory.toString(), "--logfile", directory.resolve("redis.log").toString()));
+			command.addAll(List.of(settings));
+			Process process = new ProcessBuilder(command).redirectErrorStream(true)
+				.redirectOutput(directory.resolve("stdout.log").toFile())
+				.start();
+			RedisProcess redis = new RedisProcess(port, process, directory);
+			redis.awaitReady();
+			Runtime.getRuntime().addShutdownHook(new Thread(redis::close));
+			return redis;
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/**
+	 * The port.
+	 * @return the port
+	 */
+	public int port() {
+		return this.port;
+	}
+
+	/**
+	 * The server's process ID, for signals.
+	 * @return the PID
+	 */
+	public long pid() {
+		return this.process.pid();
+	}
+
+	/**
+	 * The URI, for clients.
+	 * @return {@code redis://127.0.0.1:<port>}
+	 */
+	public String uri() {
+		return "redis://127.0.0.1:" + this.port;
+	}
+
+	/**
+	 * Sends one command with the inline protocol and returns the raw reply; for setup and inspection only.
+	 * @param arguments the command
+	 * @return the reply, as text
+	 */
+	public String command(String... arguments) {
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.setSoTimeout(5000);
+			StringBuilder request = new StringBuilder("*").append(arguments.length).append("\r\n");
+			for (String argument : arguments) {
+				byte[] bytes = argument.getBytes(StandardCharsets.UTF_8);
+				request.append('$').append(bytes.length).append("\r\n").append(argument).append("\r\n");
+			}
+			OutputStream out = socket.getOutputStream();
+			out.write(request.toString().getBytes(StandardCharsets.UTF_8));
+			out.flush();
+			socket.shutdownOutput();
+			return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	private void awaitReady() {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+		while (System.nanoTime() < deadline) {
+			if (!this.process.isAlive()) {
+				throw new IllegalStateException("redis-server on port " + this.port + " exited: " + log());
+			}
+			try (Socket socket = new Socket()) {
+				socket.connect(new InetSocketAddress("127.0.0.1", this.port), 200);
+				if (command("PING").startsWith("+PONG")) {
+					return;
+				}
+			}
+			catch (IOException | UncheckedIOException ex) {
+				// not listening yet
+			}
+			sleep(20);
+		}
+		close();
+		throw new IllegalStateException("redis-server on port " + this.port + " did not start: " + log());
+	}
+
+	private String log() {
+		try {
+			Path log = this.directory.resolve("redis.log");
+			return Files.exists(log) ? Files.readString(log) : Files.readString(this.directory.resolve("stdout.log"));
+		}
+		catch (IOException ex) {
+			return ex.toString();
+		}
+	}
+
+	@Override
+	public void close() {
+		if (this.process.isAlive()) {
+			this.process.destroy();
+			try {
+				if (!this.process.waitFor(5, TimeUnit.SECONDS)) {
+					this.process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	/**
+	 * A port nobody listens on right now.
+	 * @return the port
+	 */
+	public static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+			socket.setReuseAddress(true);
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static synchronized Path binary() throws IOException {
+		if (binary != null) {
+			return binary;
+		}
+		String configured = System.getenv("LIMITER_REDIS_SERVER");
+		if (configured != null && !configured.isBlank()) {
+			binary = Path.of(configured);
+			return binary;
+		}
+		String arch = System.getProperty("os.arch");
+		String resource = (arch.equals("aarch64") || arch.equals("arm64")) ? "redis-server-6.2.7-linux-arm64"
+				: "redis-server-6.2.6-v5-linux-amd64";
+		if (System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT).contains("mac")) {
+			resource = (arch.equals("aarch64")) ? "redis-server-6.2.6-v5-darwin-arm64" : "redis-server-6.2.6-v5-darwin-amd64";
+		}
+		Path target = Files.createTempDirectory("limiter-redis-bin-").resolve("redis-server");
+		try (InputStream in = RedisProcess.class.getClassLoader().getResourceAsStream(resource)) {
+			if (in == null) {
+				throw new IllegalStateException("no bundled redis-server " + resource + "; set LIMITER_REDIS_SERVER");
+			}
+			Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
+		}
+		if (!target.toFile().setExecutable(true)) {
+			throw new IllegalStateException("cannot make " + target + " executable");
+		}
+		binary = target;
+		return binary;
+	}
+
+}
