@@ -1,0 +1,69 @@
+package io.github.limiter.backend.redis.spring;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.limiter.LimitRequest;
+import io.github.limiter.TimeSource;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.backend.BackendContractTests;
+import io.github.limiter.backend.redis.KeyLayout;
+import io.github.limiter.backend.redis.RedisScriptBackend;
+import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The contract on a Redis Cluster of three masters: single-slot decisions in one script call, multi-slot decisions
+ * slot by slot with refunds, and never a {@code CROSSSLOT} error.
+ */
+class ClusterScriptBackendContractTests extends BackendContractTests {
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	@BeforeAll
+	static void connect() {
+		List<Integer> ports = TestRedis.cluster();
+		RedisClusterConfiguration configuration = new RedisClusterConfiguration(
+				ports.stream().map(port -> "127.0.0.1:" + port).toList());
+		connectionFactory = new LettuceConnectionFactory(configuration);
+		connectionFactory.afterPropertiesSet();
+		connectionFactory.start();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	@Override
+	protected RateLimiterBackend createBackend(TimeSource clock) {
+		return SpringDataRedisScriptExecutor.backend(connectionFactory, Runnable::run)
+			.keyPrefix(TestRedis.uniquePrefix())
+			.testClock(clock)
+			.build();
+	}
+
+	@Test
+	void keysSpreadOverTheSlotsOfEveryMaster() {
+		RedisScriptBackend backend = (RedisScriptBackend) this.limiter.backend();
+		FixedWindow limit = FixedWindow.of("spread", 1, Duration.ofMinutes(1));
+		Set<Integer> thirds = new HashSet<>();
+		for (int i = 0; i < 100; i++) {
+			String key = backend.layout().key(LimitRequest.of(limit, "user-" + i));
+			thirds.add(KeyLayout.slot(key) * 3 / 16384);
+			assertThat(this.limiter.acquire(limit, "user-" + i).allowed()).isTrue();
+		}
+		assertThat(thirds).containsExactlyInAnyOrder(0, 1, 2);
+	}
+
+}
