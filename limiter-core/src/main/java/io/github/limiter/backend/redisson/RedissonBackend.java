@@ -182,8 +182,11 @@ public final class RedissonBackend implements RateLimiterBackend {
 				case ACQUIRE, RECORD -> this.limiter.tryAcquireAsync(cost);
 				case CHECK -> this.limiter.availablePermitsAsync().thenApply(available -> available >= cost);
 			});
-			return verdict.thenCompose(allowed -> this.limiter.availablePermitsAsync()
-				.thenApply(available -> List.of(decision(allowed, available))))
+			return verdict.thenCompose(allowed -> this.limiter.availablePermitsAsync().thenApply(available -> {
+				// Like the scripts, a check reports what would remain after the call.
+				long remaining = (operation == Operation.CHECK && allowed) ? available - cost : available;
+				return List.of(decision(allowed, remaining));
+			}))
 				.handle((decisions, failure) -> {
 					if (failure != null) {
 						throw new BackendException("Redisson RRateLimiter " + this.limiter.getName() + " could not decide", failure);

@@ -1,0 +1,172 @@
+package io.github.limiter.backend.redis.spring;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanIterator;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.algorithm.CalendarUnit;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.LeakyBucket;
+import io.github.limiter.algorithm.SlidingWindowCounter;
+import io.github.limiter.algorithm.SlidingWindowLog;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.backend.redis.RedisScriptBackend;
+import io.github.limiter.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Redis backend in real time, on the Redis clock: keys expire, scripts reload, the time is Redis's.
+ */
+class RedisScriptBackendIntegrationTests {
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private static RedisClient client;
+
+	private static StatefulRedisConnection<String, String> connection;
+
+	private static RedisCommands<String, String> redis;
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", TestRedis.standalone().port()));
+		connectionFactory.afterPropertiesSet();
+		connectionFactory.start();
+		client = RedisClient.create(TestRedis.standalone().uri());
+		connection = client.connect();
+		redis = connection.sync();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connection.close();
+		client.shutdown();
+		connectionFactory.destroy();
+	}
+
+	private static RedisScriptBackend backend(String prefix) {
+		return SpringDataRedisScriptExecutor.backend(connectionFactory, Runnable::run).keyPrefix(prefix).build();
+	}
+
+	private static List<String> keys(String prefix) {
+		return ScanIterator.scan(redis, ScanArgs.Builder.matches(prefix + "*").limit(1000)).stream().toList();
+	}
+
+	@Test
+	void everyKeyHasATtlAndNoneRemainsOnceTheLongestWindowHasPassed() throws Exception {
+		String prefix = TestRedis.uniquePrefix();
+		RateLimiter limiter = RateLimiter.of(backend(prefix));
+		Duration window = Duration.ofMillis(400);
+		List<Limit> limits = List.of(FixedWindow.of("fw", 5, window), SlidingWindowLog.of("log", 5, window),
+				SlidingWindowCounter.of("counter", 5, Duration.ofMillis(200)), TokenBucket.of("bucket", 5, window),
+				LeakyBucket.queueing("leaky", 5, window, 4));
+		for (Limit limit : limits) {
+			for (int i = 0; i < 3; i++) {
+				assertThat(limiter.acquire(limit, "user-" + i).allowed()).isTrue();
+			}
+		}
+		List<String> keys = keys(prefix);
+		// An epoch-aligned fixed window may already have ended, and its key expired (-2); none is without a TTL (-1).
+		assertThat(keys).hasSizeGreaterThanOrEqualTo(12);
+		for (String key : keys) {
+			assertThat(redis.pttl(key)).as("TTL of %s", key).isNotEqualTo(-1L).isLessThanOrEqualTo(400L);
+		}
+		Thread.sleep(500);
+		assertThat(keys(prefix)).isEmpty();
+	}
+
+	@Test
+	void checkWritesNothing() {
+		String prefix = TestRedis.uniquePrefix();
+		RateLimiter limiter = RateLimiter.of(backend(prefix));
+		for (Limit limit : List.of(FixedWindow.of("fw", 5, Duration.ofMinutes(1)),
+				SlidingWindowLog.of("log", 5, Duration.ofMinutes(1)),
+				SlidingWindowCounter.of("counter", 5, Duration.ofMinutes(1)), TokenBucket.of("bucket", 5, Duration.ofMinutes(1)))) {
+			assertThat(limiter.check(limit, "k").allowed()).isTrue();
+		}
+		assertThat(keys(prefix)).isEmpty();
+	}
+
+	@Test
+	void theTimeComesFromRedisNotFromTheClient() {
+		RateLimiter limiter = RateLimiter.of(backend(TestRedis.uniquePrefix()));
+		List<String> time = redis.time();
+		long redisMicros = Long.parseLong(time.get(0)) * 1_000_000L + Long.parseLong(time.get(1));
+		Decision decision = limiter.acquire(FixedWindow.of("time", 1, Duration.ofMinutes(1)), "k");
+		assertThat(decision.timeMicros()).isBetween(redisMicros, redisMicros + 5_000_000L);
+	}
+
+	@Test
+	void calendarWindowsFollowTheRedisClock() {
+		RateLimiter limiter = RateLimiter.of(backend(TestRedis.uniquePrefix()));
+		Limit daily = FixedWindow.ofCalendar("daily", 1, CalendarUnit.DAY, java.time.ZoneId.of("Asia/Tokyo"));
+		assertThat(limiter.acquire(daily, "k").allowed()).isTrue();
+		Decision second = limiter.acquire(daily, "k");
+		assertThat(second.allowed()).isFalse();
+		assertThat(second.retryAfter()).isLessThanOrEqualTo(Duration.ofDays(1)).isPositive();
+	}
+
+	@Test
+	void scriptsReloadAfterScriptFlush() {
+		String prefix = TestRedis.uniquePrefix();
+		RateLimiter limiter = RateLimiter.of(backend(prefix));
+		Limit limit = TokenBucket.of("flush", 3, Duration.ofMinutes(1));
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		redis.scriptFlush();
+		assertThat(limiter.acquire(limit, "k").remaining()).isEqualTo(1);
+		redis.scriptFlush();
+		Decision async = limiter.decideAsync(List.of(LimitRequest.of(limit, "k")), Operation.ACQUIRE)
+			.toCompletableFuture()
+			.join();
+		assertThat(async.remaining()).isZero();
+	}
+
+	@Test
+	void asynchronousDecisionsMatchBlockingOnes() {
+		RedisScriptBackend backend = backend(TestRedis.uniquePrefix());
+		Limit limit = SlidingWindowLog.of("async", 3, Duration.ofMinutes(1));
+		List<CompletionStage<Decision>> stages = new java.util.ArrayList<>();
+		for (int i = 0; i < 5; i++) {
+			stages.add(backend.decideAsync(List.of(LimitRequest.of(limit, "k")), Operation.ACQUIRE));
+		}
+		long admitted = stages.stream().map(stage -> stage.toCompletableFuture().join()).filter(Decision::allowed).count();
+		assertThat(admitted).isEqualTo(3);
+	}
+
+	@Test
+	void anUnreachableRedisFailsWithABackendException() {
+		LettuceConnectionFactory nowhere = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort()));
+		nowhere.afterPropertiesSet();
+		nowhere.start();
+		try {
+			RateLimiter limiter = RateLimiter.of(SpringDataRedisScriptExecutor.backend(nowhere, Runnable::run).build());
+			org.assertj.core.api.Assertions
+				.assertThatThrownBy(() -> limiter.acquire(FixedWindow.of("down", 1, Duration.ofMinutes(1)), "k"))
+				.isInstanceOf(io.github.limiter.spi.BackendException.class);
+		}
+		finally {
+			nowhere.destroy();
+		}
+	}
+
+
+}

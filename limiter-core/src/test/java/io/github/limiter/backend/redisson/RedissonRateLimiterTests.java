@@ -1,0 +1,158 @@
+package io.github.limiter.backend.redisson;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RKeys;
+import org.redisson.api.RateLimiterConfig;
+import org.redisson.api.RateType;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Token buckets on Redisson's {@code RRateLimiter}, without the traps of using it directly (seed 004).
+ */
+class RedissonRateLimiterTests {
+
+	private static RedissonClient redisson;
+
+	private static RedissonClient otherInstance;
+
+	private String prefix;
+
+	@BeforeAll
+	static void connect() {
+		redisson = client();
+		otherInstance = client();
+	}
+
+	private static RedissonClient client() {
+		Config config = new Config();
+		config.useSingleServer().setAddress(TestRedis.standalone().uri());
+		return Redisson.create(config);
+	}
+
+	@AfterAll
+	static void disconnect() {
+		redisson.shutdown();
+		otherInstance.shutdown();
+	}
+
+	@BeforeEach
+	void namespace() {
+		this.prefix = TestRedis.uniquePrefix();
+	}
+
+	private RateLimiter limiter(RedissonClient client) {
+		return RateLimiter.of(RedissonBackend.builder(client).keyPrefix(this.prefix).build());
+	}
+
+	@Test
+	void admitsUpToTheRateAndReportsRemainingPermits() {
+		RateLimiter limiter = limiter(redisson);
+		Limit limit = TokenBucket.of("rr", 3, Duration.ofMinutes(1));
+		assertThat(limiter.acquire(limit, "k").remaining()).isEqualTo(2);
+		assertThat(limiter.acquire(limit, "k", 2).remaining()).isZero();
+		Decision rejected = limiter.acquire(limit, "k");
+		assertThat(rejected.allowed()).isFalse();
+		assertThat(rejected.retryAfter()).as("an upper bound: one interval").isEqualTo(Duration.ofMinutes(1));
+		assertThat(limiter.check(limit, "k").allowed()).isFalse();
+	}
+
+	@Test
+	void aRateChangedInConfigurationTakesEffectWithoutWipingTheState() {
+		assertThat(limiter(redisson).acquire(TokenBucket.of("changed", 2, Duration.ofMinutes(1)), "k", 2).allowed()).isTrue();
+		assertThat(limiter(redisson).acquire(TokenBucket.of("changed", 2, Duration.ofMinutes(1)), "k").allowed())
+			.as("a restart with the same rate keeps the state").isFalse();
+
+		// A restart with a higher rate: trySetRate alone would keep the old rate forever.
+		RateLimiter restarted = limiter(redisson);
+		Limit raised = TokenBucket.of("changed", 5, Duration.ofMinutes(1));
+		Decision decision = restarted.acquire(raised, "k");
+		assertThat(decision.allowed()).isTrue();
+		assertThat(decision.remaining()).as("the two permits taken before still count").isEqualTo(2);
+		RateLimiterConfig stored = redisson.getRateLimiter(this.prefix + "{" + tag("k") + "}changed:k").getConfig();
+		assertThat(stored.getRate()).isEqualTo(5);
+		assertThat(stored.getRateInterval()).isEqualTo(60_000);
+	}
+
+	@Test
+	void everyKeyExpires() {
+		limiter(redisson).acquire(TokenBucket.of("expiring", 3, Duration.ofSeconds(30)), "k");
+		RKeys keys = redisson.getKeys();
+		Iterable<String> names = keys.getKeysByPattern(this.prefix + "*");
+		int count = 0;
+		for (String name : names) {
+			count++;
+			assertThat(keys.remainTimeToLive(name)).as("TTL of %s", name).isBetween(1L, 30_000L);
+		}
+		assertThat(count).isGreaterThanOrEqualTo(2);
+	}
+
+	@Test
+	void overallIsSharedByInstancesAndPerInstanceIsNot() {
+		Limit overall = TokenBucket.of("overall", 2, Duration.ofMinutes(1));
+		assertThat(limiter(redisson).acquire(overall, "k", 2).allowed()).isTrue();
+		assertThat(limiter(otherInstance).acquire(overall, "k").allowed()).isFalse();
+
+		Limit perClient = TokenBucket.of("per-client", 2, Duration.ofMinutes(1)).withScope(Limit.Scope.PER_INSTANCE);
+		assertThat(limiter(redisson).acquire(perClient, "k", 2).allowed()).isTrue();
+		assertThat(limiter(redisson).acquire(perClient, "k").allowed()).isFalse();
+		assertThat(limiter(otherInstance).acquire(perClient, "k", 2).allowed()).isTrue();
+		assertThat(RedissonBackend.rateOf((TokenBucket) perClient).getRateType()).isEqualTo(RateType.PER_CLIENT);
+	}
+
+	@Test
+	void aRejectingRateLimiterRefundsTheScriptedLimitsOfTheSameDecision() {
+		RateLimiter limiter = limiter(redisson);
+		Limit window = FixedWindow.of("window", 5, Duration.ofMinutes(1));
+		Limit bucket = TokenBucket.of("bucket", 1, Duration.ofMinutes(1));
+		LimitRequest[] both = { LimitRequest.of(window, "k"), LimitRequest.of(bucket, "k") };
+		assertThat(limiter.acquire(both).allowed()).isTrue();
+		Decision second = limiter.acquire(both);
+		assertThat(second.allowed()).isFalse();
+		assertThat(second.limitName()).isEqualTo("bucket");
+		assertThat(limiter.check(window, "k").remaining()).as("one consumed, the second refunded").isEqualTo(3);
+	}
+
+	@Test
+	void aRejectingScriptedLimitLeavesTheRateLimiterUntouched() {
+		RateLimiter limiter = limiter(redisson);
+		Limit window = FixedWindow.of("window", 1, Duration.ofMinutes(1));
+		Limit bucket = TokenBucket.of("bucket", 3, Duration.ofMinutes(1));
+		LimitRequest[] both = { LimitRequest.of(window, "k"), LimitRequest.of(bucket, "k") };
+		assertThat(limiter.acquire(both).allowed()).isTrue();
+		assertThat(limiter.acquire(both).allowed()).isFalse();
+		assertThat(limiter.check(bucket, "k").remaining()).as("one taken, one more would leave one").isEqualTo(1);
+	}
+
+	@Test
+	void resetDeletesTheRateLimiter() {
+		RateLimiter limiter = limiter(redisson);
+		Limit limit = TokenBucket.of("reset", 1, Duration.ofMinutes(1));
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		limiter.reset(limit, "k");
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+	}
+
+	private String tag(String key) {
+		String full = new io.github.limiter.backend.redis.KeyLayout("").key(
+				LimitRequest.of(TokenBucket.of("x", 1, Duration.ofSeconds(1)), key));
+		return full.substring(1, full.indexOf('}'));
+	}
+
+}
