@@ -48,6 +48,8 @@ public final class LocalBackend implements RateLimiterBackend {
 
 	private final AtomicBoolean sweeping = new AtomicBoolean();
 
+	private volatile boolean sweepDue;
+
 	private LocalBackend(TimeSource clock, int maxKeys) {
 		if (maxKeys < 1) {
 			throw new IllegalArgumentException("max keys must be positive but was " + maxKeys);
@@ -103,7 +105,12 @@ public final class LocalBackend implements RateLimiterBackend {
 		if (order.length > 1) {
 			Arrays.sort(order, Comparator.comparing((Integer i) -> keys[i]));
 		}
-		return lockAndDecide(requests, keys, order, 0, locked, operation, now);
+		Decision decision = lockAndDecide(requests, keys, order, 0, locked, operation, now);
+		// Sweep with no entry locked: sweeping locks entries one by one, which could deadlock under held locks.
+		if (this.sweepDue) {
+			sweep(now);
+		}
+		return decision;
 	}
 
 	/** Locks the entries one after the other in key order, then decides with all of them held. */
@@ -118,7 +125,7 @@ public final class LocalBackend implements RateLimiterBackend {
 			return lockAndDecide(requests, keys, order, depth + 1, locked, operation, now);
 		}
 		while (true) {
-			Entry entry = entry(keys[index], now);
+			Entry entry = entry(keys[index]);
 			synchronized (entry) {
 				if (!entry.removed) {
 					locked[index] = entry;
@@ -187,7 +194,7 @@ public final class LocalBackend implements RateLimiterBackend {
 				+ limit.getClass().getName());
 	}
 
-	private Entry entry(StoreKey key, long now) {
+	private Entry entry(StoreKey key) {
 		Entry entry = this.entries.get(key);
 		if (entry != null) {
 			return entry;
@@ -195,7 +202,7 @@ public final class LocalBackend implements RateLimiterBackend {
 		entry = this.entries.computeIfAbsent(key, k -> new Entry(algorithm(k.limit)));
 		int inserted = this.insertions.incrementAndGet();
 		if (this.entries.size() > this.maxKeys || inserted % SWEEP_EVERY == 0) {
-			sweep(now);
+			this.sweepDue = true;
 		}
 		return entry;
 	}
@@ -205,6 +212,7 @@ public final class LocalBackend implements RateLimiterBackend {
 		if (!this.sweeping.compareAndSet(false, true)) {
 			return;
 		}
+		this.sweepDue = false;
 		try {
 			removeWhile(this.entries.entrySet().iterator(), now, true);
 			if (this.entries.size() > this.maxKeys) {

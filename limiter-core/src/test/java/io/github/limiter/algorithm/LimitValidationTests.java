@@ -1,0 +1,96 @@
+package io.github.limiter.algorithm;
+
+import java.time.Duration;
+import java.time.ZoneId;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.limiter.LimitRequest;
+
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatNullPointerException;
+
+/**
+ * Invalid rules are rejected when they are built, with a message naming the field and the value.
+ */
+class LimitValidationTests {
+
+	@Test
+	void limitMustBePositive() {
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 0, Duration.ofSeconds(1)))
+			.withMessage("limit must be positive but was 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowLog.of("a", -3, Duration.ofSeconds(1)))
+			.withMessage("limit must be positive but was -3");
+		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowCounter.of("a", 0, Duration.ofSeconds(1)))
+			.withMessage("limit must be positive but was 0");
+	}
+
+	@Test
+	void windowMustBePositiveAndBounded() {
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, Duration.ZERO))
+			.withMessage("window must be positive but was PT0S");
+		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowLog.of("a", 1, Duration.ofSeconds(-1)))
+			.withMessage("window must be positive but was PT-1S");
+		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowCounter.of("a", 1, Duration.ofDays(100_000)))
+			.withMessage("window must be at most 3660 days but was PT2400000H");
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, Duration.ofNanos(10)))
+			.withMessage("window must be at least one microsecond but was PT0.00000001S");
+		assertThatNullPointerException().isThrownBy(() -> FixedWindow.of("a", 1, null))
+			.withMessage("window must not be null");
+	}
+
+	@Test
+	void bucketParametersMustBePositive() {
+		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 0, 1, Duration.ofSeconds(1)))
+			.withMessage("capacity must be positive but was 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 1, 0, Duration.ofSeconds(1)))
+			.withMessage("refill tokens must be positive but was 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 1, 1, Duration.ZERO))
+			.withMessage("refill period must be positive but was PT0S");
+		assertThatIllegalArgumentException().isThrownBy(() -> LeakyBucket.nodelay("a", 10, Duration.ofSeconds(1), -1))
+			.withMessage("burst must not be negative but was -1");
+		assertThatIllegalArgumentException().isThrownBy(() -> LeakyBucket.queueing("a", 0, Duration.ofSeconds(1), 1))
+			.withMessage("rate must be positive but was 0");
+	}
+
+	@Test
+	void ratesAndCapacitiesThatOverflowAreRejected() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> TokenBucket.of("a", 1, 2_000_000_000L, Duration.ofSeconds(1)))
+			.withMessageContaining("above one permit per nanosecond");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> TokenBucket.of("a", Long.MAX_VALUE / 2, 1, Duration.ofDays(1)))
+			.withMessageContaining("takes longer than 3660 days to drain");
+		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowLog.of("a", 2_000_000, Duration.ofSeconds(1)))
+			.withMessageContaining("at most 1000000");
+	}
+
+	@Test
+	void costAboveCapacityIsRejected() {
+		TokenBucket bucket = TokenBucket.of("bucket", 5, Duration.ofSeconds(1));
+		assertThatIllegalArgumentException().isThrownBy(() -> new LimitRequest(bucket, "k", 6))
+			.withMessage("cost 6 exceeds the capacity 5 of limit 'bucket', so the call could never be admitted");
+		assertThatIllegalArgumentException().isThrownBy(() -> new LimitRequest(bucket, "k", 0))
+			.withMessage("cost must be at least 1 but was 0 for limit 'bucket'");
+	}
+
+	@Test
+	void namesCannotHoldBracesOrWhitespace() {
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a{b}", 1, Duration.ofSeconds(1)))
+			.withMessage("name must not contain braces, whitespace or control characters but was 'a{b}'");
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of(" ", 1, Duration.ofSeconds(1)))
+			.withMessage("name must not be empty but was ' '");
+	}
+
+	@Test
+	void calendarWindowsExcludeAFixedLength() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> FixedWindow.builder("a")
+				.limit(1)
+				.window(Duration.ofDays(1))
+				.calendar(CalendarUnit.DAY, ZoneId.of("UTC"))
+				.build())
+			.withMessage("window and calendar unit are exclusive but both were set: window=PT24H, calendar unit=DAY");
+	}
+
+}

@@ -1,0 +1,118 @@
+package io.github.limiter.backend.local;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.TimeSource;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.LeakyBucket;
+import io.github.limiter.algorithm.SlidingWindowCounter;
+import io.github.limiter.algorithm.SlidingWindowLog;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.testsupport.ManualClock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LocalBackendTests {
+
+	@Test
+	void keepsAtMostMaxKeys() {
+		LocalBackend backend = LocalBackend.create(TimeSource.SYSTEM, 1000);
+		RateLimiter limiter = RateLimiter.of(backend);
+		Limit limit = FixedWindow.of("many", 1, Duration.ofHours(1));
+		for (int i = 0; i < 10_000; i++) {
+			limiter.acquire(limit, "user-" + i);
+			assertThat(backend.size()).isLessThanOrEqualTo(1001);
+		}
+	}
+
+	@Test
+	void dropsKeysWhoseStateExpired() {
+		ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
+		LocalBackend backend = LocalBackend.create(clock, 100);
+		RateLimiter limiter = RateLimiter.of(backend);
+		Limit limit = TokenBucket.of("idle", 1, Duration.ofSeconds(1));
+		for (int i = 0; i < 100; i++) {
+			limiter.acquire(limit, "old-" + i);
+		}
+		clock.advance(Duration.ofSeconds(2));
+		limiter.acquire(limit, "new");
+		assertThat(backend.size()).isEqualTo(1);
+	}
+
+	@Test
+	void evictionNeverLosesAConcurrentUpdate() throws Exception {
+		LocalBackend backend = LocalBackend.create(TimeSource.SYSTEM, 50);
+		RateLimiter limiter = RateLimiter.of(backend);
+		Limit hot = SlidingWindowLog.of("hot", 500, Duration.ofHours(1));
+		Limit cold = FixedWindow.of("cold", 1, Duration.ofHours(1));
+		AtomicInteger admitted = new AtomicInteger();
+		ExecutorService pool = Executors.newFixedThreadPool(8);
+		List<Future<?>> tasks = new ArrayList<>();
+		for (int t = 0; t < 8; t++) {
+			int thread = t;
+			tasks.add(pool.submit(() -> {
+				for (int i = 0; i < 200; i++) {
+					if (limiter.acquire(hot, "k").allowed()) {
+						admitted.incrementAndGet();
+					}
+					limiter.acquire(cold, thread + "-" + i);
+				}
+			}));
+		}
+		for (Future<?> task : tasks) {
+			task.get();
+		}
+		pool.shutdown();
+		// Eviction may forget the hot key (which only admits more), but never loses the bound on memory, and no
+		// update lands in an evicted entry: a caller that finds its entry evicted retries on a live one.
+		assertThat(admitted.get()).isGreaterThanOrEqualTo(500);
+		assertThat(backend.size()).isLessThanOrEqualTo(50 + 8);
+	}
+
+	@Test
+	void thirtyTwoThreadsNeverOverAdmit() throws Exception {
+		LocalBackend backend = LocalBackend.create();
+		RateLimiter limiter = RateLimiter.of(backend);
+		List<Limit> limits = List.of(FixedWindow.of("fw", 200, Duration.ofDays(3650)),
+				SlidingWindowLog.of("log", 200, Duration.ofHours(1)),
+				SlidingWindowCounter.of("counter", 200, Duration.ofDays(3650)),
+				TokenBucket.of("bucket", 200, 200, Duration.ofHours(1)),
+				LeakyBucket.nodelay("leaky", 200, Duration.ofHours(1), 199));
+		ExecutorService pool = Executors.newFixedThreadPool(32);
+		try {
+			for (Limit limit : limits) {
+				AtomicInteger admitted = new AtomicInteger();
+				List<Future<?>> tasks = new ArrayList<>();
+				for (int t = 0; t < 32; t++) {
+					tasks.add(pool.submit(() -> {
+						for (int i = 0; i < 20; i++) {
+							if (limiter.acquire(LimitRequest.of(limit, "hot"), LimitRequest.of(limit, "other")).allowed()) {
+								admitted.incrementAndGet();
+							}
+						}
+					}));
+				}
+				for (Future<?> task : tasks) {
+					task.get();
+				}
+				assertThat(admitted.get()).as(limit.toString()).isEqualTo(200);
+			}
+		}
+		finally {
+			pool.shutdown();
+		}
+	}
+
+}
