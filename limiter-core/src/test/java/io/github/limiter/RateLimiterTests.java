@@ -1,0 +1,70 @@
+package io.github.limiter;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.backend.local.LocalBackend;
+import io.github.limiter.event.RateLimiterListener;
+import io.github.limiter.spi.BackendException;
+import io.github.limiter.spi.RateLimiterBackend;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+class RateLimiterTests {
+
+	private final Limit limit = FixedWindow.of("listened", 1, Duration.ofMinutes(1));
+
+	@Test
+	void listenersSeeEveryDecision() {
+		List<String> seen = new ArrayList<>();
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create()).withListener(new RateLimiterListener() {
+			@Override
+			public void onDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
+				seen.add(operation + " " + requests.get(0).key() + " " + decision.allowed());
+			}
+		});
+		limiter.acquire(this.limit, "a");
+		limiter.acquire(this.limit, "a");
+		limiter.check(this.limit, "b");
+		limiter.decideAsync(List.of(LimitRequest.of(this.limit, "c")), Operation.RECORD).toCompletableFuture().join();
+		assertThat(seen).containsExactly("ACQUIRE a true", "ACQUIRE a false", "CHECK b true", "RECORD c true");
+	}
+
+	@Test
+	void listenersSeeBackendFailuresAndAFailingListenerChangesNothing() {
+		RateLimiterBackend broken = new RateLimiterBackend() {
+			@Override
+			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+				return CompletableFuture.failedFuture(new BackendException("down", null));
+			}
+
+			@Override
+			public CompletionStage<Void> resetAsync(Limit limit, String key) {
+				return CompletableFuture.completedFuture(null);
+			}
+		};
+		List<Throwable> failures = new ArrayList<>();
+		RateLimiter limiter = RateLimiter.of(broken).withListener(new RateLimiterListener() {
+			@Override
+			public void onError(List<LimitRequest> requests, Operation operation, Throwable failure, long nanos) {
+				throw new IllegalStateException("listener bug");
+			}
+		}).withListener(new RateLimiterListener() {
+			@Override
+			public void onError(List<LimitRequest> requests, Operation operation, Throwable failure, long nanos) {
+				failures.add(failure);
+			}
+		});
+		assertThatExceptionOfType(BackendException.class).isThrownBy(() -> limiter.acquire(this.limit, "a"))
+			.withMessage("down");
+		assertThat(failures).hasSize(1);
+	}
+
+}

@@ -1,0 +1,47 @@
+package io.github.limiter.backend.redisson;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.ClusterServersConfig;
+import org.redisson.config.Config;
+
+import io.github.limiter.TimeSource;
+import io.github.limiter.backend.BackendContractTests;
+import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.testsupport.TestRedis;
+
+/**
+ * The contract on a Redis Cluster through Redisson's script API: each script call is routed to the master of its
+ * keys' slot.
+ */
+class RedissonClusterContractTests extends BackendContractTests {
+
+	private static RedissonClient redisson;
+
+	@BeforeAll
+	static void connect() {
+		Config config = new Config();
+		ClusterServersConfig cluster = config.useClusterServers();
+		for (Integer port : TestRedis.cluster()) {
+			cluster.addNodeAddress("redis://127.0.0.1:" + port);
+		}
+		redisson = Redisson.create(config);
+	}
+
+	@AfterAll
+	static void disconnect() {
+		redisson.shutdown();
+	}
+
+	@Override
+	protected RateLimiterBackend createBackend(TimeSource clock) {
+		return RedissonBackend.builder(redisson)
+			.keyPrefix(TestRedis.uniquePrefix())
+			.tokenBucketMode(RedissonBackend.TokenBucketMode.SCRIPT)
+			.testClock(clock)
+			.build();
+	}
+
+}
