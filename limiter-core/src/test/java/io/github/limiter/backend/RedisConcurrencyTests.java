@@ -17,10 +17,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
-import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
@@ -157,15 +154,11 @@ class RedisConcurrencyTests {
 	}
 
 	private RedisConnectionFactory lettuce() {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", TestRedis.standalone().port()));
-		return started(factory);
+		return closing(TestRedis.lettuce());
 	}
 
 	private RedisConnectionFactory lettuceCluster() {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisClusterConfiguration(
-				TestRedis.cluster().stream().map(port -> "127.0.0.1:" + port).toList()));
-		return started(factory);
+		return closing(TestRedis.lettuceCluster());
 	}
 
 	private RedisConnectionFactory jedis() {
@@ -178,17 +171,13 @@ class RedisConcurrencyTests {
 		return factory;
 	}
 
-	private RedisConnectionFactory started(LettuceConnectionFactory factory) {
-		factory.afterPropertiesSet();
-		factory.start();
+	private RedisConnectionFactory closing(LettuceConnectionFactory factory) {
 		this.clients.add(factory::destroy);
 		return factory;
 	}
 
 	private RedissonClient redisson() {
-		Config config = new Config();
-		config.useSingleServer().setAddress(TestRedis.standalone().uri());
-		RedissonClient client = Redisson.create(config);
+		RedissonClient client = TestRedis.redisson();
 		this.clients.add(client::shutdown);
 		return client;
 	}

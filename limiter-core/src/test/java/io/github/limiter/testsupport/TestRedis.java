@@ -3,6 +3,13 @@ package io.github.limiter.testsupport;
 import java.util.List;
 import java.util.UUID;
 
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.ClusterServersConfig;
+import org.redisson.config.Config;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import redis.embedded.RedisShardedCluster;
 
 /**
@@ -68,6 +75,52 @@ public final class TestRedis {
 	 */
 	public static String uniquePrefix() {
 		return "t" + UUID.randomUUID().toString().substring(0, 8) + ":";
+	}
+
+	/**
+	 * A started Lettuce connection factory on the standalone server; the caller destroys it.
+	 * @return the factory
+	 */
+	public static LettuceConnectionFactory lettuce() {
+		return started(new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", standalone().port())));
+	}
+
+	/**
+	 * A started Lettuce connection factory on the cluster; the caller destroys it.
+	 * @return the factory
+	 */
+	public static LettuceConnectionFactory lettuceCluster() {
+		return started(new LettuceConnectionFactory(
+				new RedisClusterConfiguration(cluster().stream().map(port -> "127.0.0.1:" + port).toList())));
+	}
+
+	private static LettuceConnectionFactory started(LettuceConnectionFactory factory) {
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	/**
+	 * A Redisson client on the standalone server; the caller shuts it down.
+	 * @return the client
+	 */
+	public static RedissonClient redisson() {
+		Config config = new Config();
+		config.useSingleServer().setAddress(standalone().uri());
+		return Redisson.create(config);
+	}
+
+	/**
+	 * A Redisson client on the cluster; the caller shuts it down.
+	 * @return the client
+	 */
+	public static RedissonClient redissonCluster() {
+		Config config = new Config();
+		ClusterServersConfig servers = config.useClusterServers();
+		for (Integer port : cluster()) {
+			servers.addNodeAddress("redis://127.0.0.1:" + port);
+		}
+		return Redisson.create(config);
 	}
 
 }

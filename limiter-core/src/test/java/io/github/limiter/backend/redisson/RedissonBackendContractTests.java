@@ -2,9 +2,7 @@ package io.github.limiter.backend.redisson;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 import io.github.limiter.TimeSource;
 import io.github.limiter.backend.BackendContractTests;
@@ -21,9 +19,7 @@ class RedissonBackendContractTests extends BackendContractTests {
 
 	@BeforeAll
 	static void connect() {
-		Config config = new Config();
-		config.useSingleServer().setAddress(TestRedis.standalone().uri());
-		redisson = Redisson.create(config);
+		redisson = TestRedis.redisson();
 	}
 
 	@AfterAll

@@ -2,10 +2,7 @@ package io.github.limiter.backend.redisson;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.ClusterServersConfig;
-import org.redisson.config.Config;
 
 import io.github.limiter.TimeSource;
 import io.github.limiter.backend.BackendContractTests;
@@ -22,12 +19,7 @@ class RedissonClusterContractTests extends BackendContractTests {
 
 	@BeforeAll
 	static void connect() {
-		Config config = new Config();
-		ClusterServersConfig cluster = config.useClusterServers();
-		for (Integer port : TestRedis.cluster()) {
-			cluster.addNodeAddress("redis://127.0.0.1:" + port);
-		}
-		redisson = Redisson.create(config);
+		redisson = TestRedis.redissonCluster();
 	}
 
 	@AfterAll

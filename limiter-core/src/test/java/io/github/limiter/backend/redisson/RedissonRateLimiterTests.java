@@ -6,12 +6,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.redisson.Redisson;
 import org.redisson.api.RKeys;
 import org.redisson.api.RateLimiterConfig;
 import org.redisson.api.RateType;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 import io.github.limiter.Decision;
 import io.github.limiter.Limit;
@@ -36,14 +34,8 @@ class RedissonRateLimiterTests {
 
 	@BeforeAll
 	static void connect() {
-		redisson = client();
-		otherInstance = client();
-	}
-
-	private static RedissonClient client() {
-		Config config = new Config();
-		config.useSingleServer().setAddress(TestRedis.standalone().uri());
-		return Redisson.create(config);
+		redisson = TestRedis.redisson();
+		otherInstance = TestRedis.redisson();
 	}
 
 	@AfterAll

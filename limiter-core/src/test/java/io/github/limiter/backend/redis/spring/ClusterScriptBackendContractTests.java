@@ -2,13 +2,11 @@ package io.github.limiter.backend.redis.spring;
 
 import java.time.Duration;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.limiter.LimitRequest;
@@ -32,12 +30,7 @@ class ClusterScriptBackendContractTests extends BackendContractTests {
 
 	@BeforeAll
 	static void connect() {
-		List<Integer> ports = TestRedis.cluster();
-		RedisClusterConfiguration configuration = new RedisClusterConfiguration(
-				ports.stream().map(port -> "127.0.0.1:" + port).toList());
-		connectionFactory = new LettuceConnectionFactory(configuration);
-		connectionFactory.afterPropertiesSet();
-		connectionFactory.start();
+		connectionFactory = TestRedis.lettuceCluster();
 	}
 
 	@AfterAll

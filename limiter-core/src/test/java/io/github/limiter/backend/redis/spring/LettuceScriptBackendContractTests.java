@@ -2,7 +2,6 @@ package io.github.limiter.backend.redis.spring;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.limiter.TimeSource;
@@ -16,10 +15,7 @@ class LettuceScriptBackendContractTests extends BackendContractTests {
 
 	@BeforeAll
 	static void connect() {
-		connectionFactory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", TestRedis.standalone().port()));
-		connectionFactory.afterPropertiesSet();
-		connectionFactory.start();
+		connectionFactory = TestRedis.lettuce();
 	}
 
 	@AfterAll

@@ -46,10 +46,7 @@ class RedisScriptBackendIntegrationTests {
 
 	@BeforeAll
 	static void connect() {
-		connectionFactory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", TestRedis.standalone().port()));
-		connectionFactory.afterPropertiesSet();
-		connectionFactory.start();
+		connectionFactory = TestRedis.lettuce();
 		client = RedisClient.create(TestRedis.standalone().uri());
 		connection = client.connect();
 		redis = connection.sync();
