@@ -36,6 +36,13 @@ public interface Limit {
 	long capacity();
 
 	/**
+	 * Period over which {@link #capacity()} permits are granted: the window of a window algorithm, the time a bucket
+	 * takes to refill from empty. This is the {@code w} of the {@code RateLimit-Policy} HTTP header.
+	 * @return a positive duration
+	 */
+	Duration window();
+
+	/**
 	 * Longest time the state of one key must be kept after its last update; after that the key is as good as new and
 	 * every backend drops it.
 	 * @return a positive duration

@@ -15,18 +15,29 @@ import java.time.temporal.TemporalAdjusters;
 public enum CalendarUnit {
 
 	/** From local midnight to the next local midnight. */
-	DAY(Duration.ofHours(25)),
+	DAY(Duration.ofDays(1), Duration.ofHours(25)),
 
 	/** From local midnight of the first day of the week, for seven days. */
-	WEEK(Duration.ofDays(7).plusHours(1)),
+	WEEK(Duration.ofDays(7), Duration.ofDays(7).plusHours(1)),
 
 	/** From local midnight of the first day of the month to that of the next month. */
-	MONTH(Duration.ofDays(31).plusHours(1));
+	MONTH(Duration.ofDays(30), Duration.ofDays(31).plusHours(1));
+
+	private final Duration nominal;
 
 	private final Duration longest;
 
-	CalendarUnit(Duration longest) {
+	CalendarUnit(Duration nominal, Duration longest) {
+		this.nominal = nominal;
 		this.longest = longest;
+	}
+
+	/**
+	 * Usual length of one period (a day, a week, 30 days), for display.
+	 * @return the nominal length
+	 */
+	public Duration nominal() {
+		return this.nominal;
 	}
 
 	/**

@@ -90,6 +90,11 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 	}
 
 	@Override
+	public Duration window() {
+		return (this.calendarUnit != null) ? this.calendarUnit.nominal() : Duration.ofNanos(this.windowMicros * 1000);
+	}
+
+	@Override
 	public Duration retention() {
 		return (this.calendarUnit != null) ? this.calendarUnit.longest() : Duration.ofNanos(this.windowMicros * 1000);
 	}

@@ -57,6 +57,11 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 	}
 
 	@Override
+	public Duration window() {
+		return Duration.ofNanos(this.windowMicros * 1000);
+	}
+
+	@Override
 	public Duration retention() {
 		return Duration.ofNanos(2 * this.windowMicros * 1000);
 	}

@@ -60,6 +60,11 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 	}
 
 	@Override
+	public Duration window() {
+		return retention();
+	}
+
+	@Override
 	public Duration retention() {
 		return Duration.ofNanos(this.windowMicros * 1000);
 	}

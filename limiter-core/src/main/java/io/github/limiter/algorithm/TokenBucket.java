@@ -88,6 +88,11 @@ public final class TokenBucket extends AbstractLimit<Double> {
 	}
 
 	@Override
+	public Duration window() {
+		return retention();
+	}
+
+	@Override
 	public Duration retention() {
 		return Duration.ofNanos(ceil(this.gcra.tolerance()) * 1000);
 	}

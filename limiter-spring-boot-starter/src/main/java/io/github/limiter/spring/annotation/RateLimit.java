@@ -1,0 +1,133 @@
+package io.github.limiter.spring.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+import io.github.limiter.algorithm.Algorithm;
+
+/**
+ * Limits the rate of calls to a method of a Spring bean, across every instance of the application that shares the
+ * backend.
+ *
+ * <pre>{@code
+ * @RateLimit(key = "#userId", max = "10", window = "1m")
+ * public Order place(String userId, Cart cart) { ... }
+ * }</pre>
+ *
+ * <p>Several annotations on one method form one all-or-nothing decision (per user and per IP, once per day and three
+ * times per week). On a class, the annotation applies to every public method, in addition to the method's own.
+ *
+ * <p>Every attribute but {@link #algorithm()} is text and may hold {@code ${...}} placeholders. An empty attribute
+ * takes its value from the named {@link #policy()} ({@code limiter.policies.<name>.*}), then from
+ * {@code limiter.defaults.*}, then from the built-in default. A rejected call throws
+ * {@link io.github.limiter.RateLimitExceededException} (HTTP 429 in a web application), or returns the
+ * {@link #fallback()} method's result.
+ *
+ * <p>The annotation works through a Spring AOP proxy: calls from within the same object ({@code this.method()}) are
+ * not limited, and private, static or final methods cannot be; an annotation on such a method fails startup.
+ */
+@Target({ ElementType.METHOD, ElementType.TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+@Repeatable(RateLimits.class)
+public @interface RateLimit {
+
+	/**
+	 * Name of the limit, in storage keys, metrics and the endpoint. By default the method's identity
+	 * ({@code SimpleClassName.method}), so that two methods never share a limit by accident; methods that name the same
+	 * limit share its state.
+	 * @return the name
+	 */
+	String name() default "";
+
+	/**
+	 * SpEL expression of the key the limit applies to, for example {@code #userId}, {@code #p0}, {@code #ip},
+	 * {@code #principal?.name}, {@code #request.getHeader('X-Tenant')} or {@code @tenants.current()}. Empty means one
+	 * limit for all calls of the method. A key that evaluates to {@code null} or an empty string is handled as
+	 * {@code limiter.empty-key} says (a shared bucket by default), never as "unlimited".
+	 * @return the key expression
+	 */
+	String key() default "";
+
+	/**
+	 * Permits per {@link #window()}: the limit of a window algorithm, the refill of a token bucket, the rate of a leaky
+	 * bucket.
+	 * @return a positive integer, or a placeholder
+	 */
+	String max() default "";
+
+	/**
+	 * Window length, or refill period of a bucket: {@code 500ms}, {@code 1s}, {@code 1m}, {@code 1h}, {@code 1d} or
+	 * ISO-8601 such as {@code PT1M}.
+	 * @return a positive duration, or a placeholder
+	 */
+	String window() default "";
+
+	/**
+	 * Algorithm; none means the policy's or the default ({@code TOKEN_BUCKET}).
+	 * @return at most one algorithm
+	 */
+	Algorithm[] algorithm() default {};
+
+	/**
+	 * Permits one call takes ({@code 1} by default).
+	 * @return a positive integer, or a placeholder
+	 */
+	String cost() default "";
+
+	/**
+	 * Token bucket only: the most tokens the bucket holds, the largest burst ({@link #max()} by default).
+	 * @return a positive integer, or a placeholder
+	 */
+	String capacity() default "";
+
+	/**
+	 * Leaky bucket only: requests accepted beyond the rate ({@code 0} by default), as nginx {@code burst}.
+	 * @return a non-negative integer, or a placeholder
+	 */
+	String burst() default "";
+
+	/**
+	 * Leaky bucket only: {@code true} to serve the burst at once (nginx {@code nodelay}); {@code false} (the default)
+	 * to make each admitted call wait its turn.
+	 * @return {@code true} or {@code false}, or a placeholder
+	 */
+	String nodelay() default "";
+
+	/**
+	 * Fixed window only: align windows to calendar periods ({@code DAY}, {@code WEEK} or {@code MONTH}) in
+	 * {@link #zone()} instead of to the epoch; {@link #window()} must then be empty.
+	 * @return a calendar unit, or a placeholder
+	 */
+	String calendar() default "";
+
+	/**
+	 * Fixed window with {@link #calendar()} only: the time zone whose midnight starts a period (the JVM's by default).
+	 * @return a zone ID such as {@code Europe/Paris}, or a placeholder
+	 */
+	String zone() default "";
+
+	/**
+	 * {@code shared} (default): one limit for all instances; {@code per-instance}: one limit per instance.
+	 * @return the scope, or a placeholder
+	 */
+	String scope() default "";
+
+	/**
+	 * Name of a policy in {@code limiter.policies}, which supplies every attribute left empty here.
+	 * @return the policy name, or a placeholder
+	 */
+	String policy() default "";
+
+	/**
+	 * Name of a method of the same class called instead when the call is rejected: same parameters, optionally
+	 * followed by a {@link io.github.limiter.RateLimitExceededException}, and a compatible return type.
+	 * @return the fallback method name, or a placeholder
+	 */
+	String fallback() default "";
+
+}

@@ -1,0 +1,4 @@
+/**
+ * The {@link io.github.limiter.spring.annotation.RateLimit} annotation.
+ */
+package io.github.limiter.spring.annotation;

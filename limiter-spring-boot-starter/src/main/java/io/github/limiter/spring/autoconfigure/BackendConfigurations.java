@@ -1,0 +1,83 @@
+package io.github.limiter.spring.autoconfigure;
+
+import org.redisson.api.RedissonClient;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import io.github.limiter.backend.local.LocalBackend;
+import io.github.limiter.backend.redis.RedisScriptBackend;
+import io.github.limiter.backend.redis.spring.SpringDataRedisScriptExecutor;
+import io.github.limiter.backend.redisson.RedissonBackend;
+import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.spring.autoconfigure.RateLimiterProperties.BackendType;
+
+/**
+ * One configuration per backend, imported in priority order by {@link RateLimiterAutoConfiguration}: Redisson, then
+ * Redis, then local. A {@link RateLimiterBackend} bean of the application always wins, and {@code limiter.backend}
+ * forces one.
+ */
+final class BackendConfigurations {
+
+	private static final System.Logger logger = System.getLogger(BackendConfigurations.class.getName());
+
+	private BackendConfigurations() {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(RedissonClient.class)
+	@ConditionalOnBean(RedissonClient.class)
+	@ConditionalOnMissingBean(RateLimiterBackend.class)
+	@ConditionalOnBackend(BackendType.REDISSON)
+	static class RedissonBackendConfiguration {
+
+		@Bean
+		RedissonBackend rateLimiterBackend(RedissonClient redisson, RateLimiterProperties properties) {
+			return RedissonBackend.builder(redisson)
+				.keyPrefix(properties.getKeyPrefix())
+				.tokenBucketMode(properties.getRedisson().getTokenBucketMode())
+				.build();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(RedisConnectionFactory.class)
+	@ConditionalOnBean(RedisConnectionFactory.class)
+	@ConditionalOnMissingBean(RateLimiterBackend.class)
+	@ConditionalOnBackend(BackendType.REDIS)
+	static class RedisBackendConfiguration {
+
+		@Bean
+		RedisScriptBackend rateLimiterBackend(ObjectProvider<RedisConnectionFactory> connectionFactory,
+				RateLimiterProperties properties) {
+			// Lettuce decides without blocking; Jedis has no asynchronous API and runs on the caller's thread.
+			return SpringDataRedisScriptExecutor.backend(connectionFactory.getObject(), Runnable::run)
+				.keyPrefix(properties.getKeyPrefix())
+				.build();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnMissingBean(RateLimiterBackend.class)
+	@ConditionalOnBackend(BackendType.LOCAL)
+	static class LocalBackendConfiguration {
+
+		@Bean
+		LocalBackend rateLimiterBackend(RateLimiterProperties properties) {
+			if (properties.getBackend() == BackendType.AUTO) {
+				logger.log(System.Logger.Level.WARNING, "No RedissonClient or RedisConnectionFactory bean: rate limits are "
+						+ "kept in this JVM and hold per instance, not across instances. Set limiter.backend=local to "
+						+ "make this choice explicit.");
+			}
+			return LocalBackend.create(io.github.limiter.TimeSource.SYSTEM, properties.getLocal().getMaxKeys());
+		}
+
+	}
+
+}

@@ -1,0 +1,372 @@
+package io.github.limiter.spring.autoconfigure;
+
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.core.Ordered;
+
+import io.github.limiter.Limit;
+import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.algorithm.CalendarUnit;
+import io.github.limiter.backend.redisson.RedissonBackend;
+
+/**
+ * Configuration of the rate limiter, under {@code limiter.*}.
+ */
+@ConfigurationProperties("limiter")
+public class RateLimiterProperties {
+
+	/**
+	 * Whether @RateLimit annotations are enforced.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Where limits are kept. By default the first available of: Redisson (a RedissonClient bean), Redis (a
+	 * RedisConnectionFactory bean), local (in this JVM only).
+	 */
+	private BackendType backend = BackendType.AUTO;
+
+	/**
+	 * Prefix of every Redis key the limiter writes; must not contain braces.
+	 */
+	private String keyPrefix = "limiter:";
+
+	/**
+	 * How a key expression that evaluates to null or an empty string is handled: 'shared' puts all such calls in one
+	 * bucket per limit, 'reject' refuses the call. Never "unlimited".
+	 */
+	private EmptyKey emptyKey = EmptyKey.SHARED;
+
+	/**
+	 * Settings for every limit, used where neither the annotation nor its policy sets them.
+	 */
+	private final Policy defaults = new Policy();
+
+	/**
+	 * Named policies that @RateLimit(policy = "...") refers to, so operators retune limits without recompiling.
+	 */
+	private final Map<String, Policy> policies = new LinkedHashMap<>();
+
+	private final Aop aop = new Aop();
+
+	private final Headers headers = new Headers();
+
+	private final Local local = new Local();
+
+	private final Redisson redisson = new Redisson();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public BackendType getBackend() {
+		return this.backend;
+	}
+
+	public void setBackend(BackendType backend) {
+		this.backend = backend;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	public EmptyKey getEmptyKey() {
+		return this.emptyKey;
+	}
+
+	public void setEmptyKey(EmptyKey emptyKey) {
+		this.emptyKey = emptyKey;
+	}
+
+	public Policy getDefaults() {
+		return this.defaults;
+	}
+
+	public Map<String, Policy> getPolicies() {
+		return this.policies;
+	}
+
+	public Aop getAop() {
+		return this.aop;
+	}
+
+	public Headers getHeaders() {
+		return this.headers;
+	}
+
+	public Local getLocal() {
+		return this.local;
+	}
+
+	public Redisson getRedisson() {
+		return this.redisson;
+	}
+
+	/**
+	 * Where limits are kept.
+	 */
+	public enum BackendType {
+
+		/** The first available of Redisson, Redis and local. */
+		AUTO,
+
+		/** In this JVM only: limits hold per instance. */
+		LOCAL,
+
+		/** Redis through Spring Data Redis (Lettuce or Jedis): one Lua script call per decision. */
+		REDIS,
+
+		/** Redis through Redisson: RRateLimiter for token buckets, the Lua scripts for the rest. */
+		REDISSON
+
+	}
+
+	/**
+	 * What a key that evaluates to null or empty means.
+	 */
+	public enum EmptyKey {
+
+		/** One shared bucket per limit for all such calls. */
+		SHARED,
+
+		/** The call is refused with an error. */
+		REJECT
+
+	}
+
+	/**
+	 * Settings of a limit; any left unset come from the defaults.
+	 */
+	public static class Policy {
+
+		/**
+		 * Algorithm: fixed-window, sliding-window-log, sliding-window-counter, token-bucket (the default) or
+		 * leaky-bucket.
+		 */
+		private Algorithm algorithm;
+
+		/**
+		 * Permits per window: the limit of a window algorithm, the refill of a token bucket, the rate of a leaky
+		 * bucket.
+		 */
+		private Long max;
+
+		/**
+		 * Window length, or refill period of a bucket.
+		 */
+		private Duration window;
+
+		/**
+		 * Permits one call takes (1 by default).
+		 */
+		private Long cost;
+
+		/**
+		 * Token bucket only: the most tokens the bucket holds (max by default).
+		 */
+		private Long capacity;
+
+		/**
+		 * Leaky bucket only: requests accepted beyond the rate (0 by default).
+		 */
+		private Long burst;
+
+		/**
+		 * Leaky bucket only: whether the burst is served at once instead of queued.
+		 */
+		private Boolean nodelay;
+
+		/**
+		 * Fixed window only: align windows to calendar periods (day, week or month) instead of the epoch.
+		 */
+		private CalendarUnit calendar;
+
+		/**
+		 * Fixed window with a calendar only: the time zone whose midnight starts a period (the JVM's by default).
+		 */
+		private ZoneId zone;
+
+		/**
+		 * Whether the limit is shared by all instances (shared, the default) or kept per instance (per-instance).
+		 */
+		private Limit.Scope scope;
+
+		public Algorithm getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public void setAlgorithm(Algorithm algorithm) {
+			this.algorithm = algorithm;
+		}
+
+		public Long getMax() {
+			return this.max;
+		}
+
+		public void setMax(Long max) {
+			this.max = max;
+		}
+
+		public Duration getWindow() {
+			return this.window;
+		}
+
+		public void setWindow(Duration window) {
+			this.window = window;
+		}
+
+		public Long getCost() {
+			return this.cost;
+		}
+
+		public void setCost(Long cost) {
+			this.cost = cost;
+		}
+
+		public Long getCapacity() {
+			return this.capacity;
+		}
+
+		public void setCapacity(Long capacity) {
+			this.capacity = capacity;
+		}
+
+		public Long getBurst() {
+			return this.burst;
+		}
+
+		public void setBurst(Long burst) {
+			this.burst = burst;
+		}
+
+		public Boolean getNodelay() {
+			return this.nodelay;
+		}
+
+		public void setNodelay(Boolean nodelay) {
+			this.nodelay = nodelay;
+		}
+
+		public CalendarUnit getCalendar() {
+			return this.calendar;
+		}
+
+		public void setCalendar(CalendarUnit calendar) {
+			this.calendar = calendar;
+		}
+
+		public ZoneId getZone() {
+			return this.zone;
+		}
+
+		public void setZone(ZoneId zone) {
+			this.zone = zone;
+		}
+
+		public Limit.Scope getScope() {
+			return this.scope;
+		}
+
+		public void setScope(Limit.Scope scope) {
+			this.scope = scope;
+		}
+
+	}
+
+	/**
+	 * Proxying.
+	 */
+	public static class Aop {
+
+		/**
+		 * Order of the rate limiting advice. The default runs it before @Transactional (whose order is the lowest
+		 * precedence), so a rejected call never opens a transaction.
+		 */
+		private int order = Ordered.LOWEST_PRECEDENCE - 100;
+
+		public int getOrder() {
+			return this.order;
+		}
+
+		public void setOrder(int order) {
+			this.order = order;
+		}
+
+	}
+
+	/**
+	 * HTTP response headers.
+	 */
+	public static class Headers {
+
+		/**
+		 * Whether responses of limited web handlers that are admitted carry the RateLimit and RateLimit-Policy header
+		 * fields (rejected ones always do).
+		 */
+		private boolean enabled = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+	}
+
+	/**
+	 * The local backend.
+	 */
+	public static class Local {
+
+		/**
+		 * Most keys kept in memory; the oldest are evicted beyond.
+		 */
+		private int maxKeys = 100_000;
+
+		public int getMaxKeys() {
+			return this.maxKeys;
+		}
+
+		public void setMaxKeys(int maxKeys) {
+			this.maxKeys = maxKeys;
+		}
+
+	}
+
+	/**
+	 * The Redisson backend.
+	 */
+	public static class Redisson {
+
+		/**
+		 * How token buckets are enforced: rate-limiter (Redisson's RRateLimiter) or script (the exact GCRA script
+		 * used for the other algorithms).
+		 */
+		private RedissonBackend.TokenBucketMode tokenBucketMode = RedissonBackend.TokenBucketMode.RATE_LIMITER;
+
+		public RedissonBackend.TokenBucketMode getTokenBucketMode() {
+			return this.tokenBucketMode;
+		}
+
+		public void setTokenBucketMode(RedissonBackend.TokenBucketMode tokenBucketMode) {
+			this.tokenBucketMode = tokenBucketMode;
+		}
+
+	}
+
+}

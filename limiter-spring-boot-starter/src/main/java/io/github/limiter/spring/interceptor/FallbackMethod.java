@@ -1,0 +1,82 @@
+package io.github.limiter.spring.interceptor;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.Arrays;
+
+import org.springframework.util.ReflectionUtils;
+
+import io.github.limiter.RateLimitExceededException;
+
+/**
+ * A method called instead of a rejected one: the same parameters, optionally followed by the
+ * {@link RateLimitExceededException}.
+ */
+public final class FallbackMethod {
+
+	private final Method method;
+
+	private final boolean takesException;
+
+	private FallbackMethod(Method method, boolean takesException) {
+		this.method = method;
+		this.takesException = takesException;
+		ReflectionUtils.makeAccessible(method);
+	}
+
+	/**
+	 * Finds the fallback of a method.
+	 * @param limited the limited method
+	 * @param targetClass the class holding both
+	 * @param name the fallback's name
+	 * @return the fallback
+	 * @throws IllegalArgumentException when no method fits, saying why
+	 */
+	static FallbackMethod find(Method limited, Class<?> targetClass, String name) {
+		Class<?>[] parameters = limited.getParameterTypes();
+		Class<?>[] withException = Arrays.copyOf(parameters, parameters.length + 1);
+		withException[parameters.length] = RateLimitExceededException.class;
+		Method plain = ReflectionUtils.findMethod(targetClass, name, parameters);
+		Method extended = ReflectionUtils.findMethod(targetClass, name, withException);
+		Method found = (extended != null) ? extended : plain;
+		if (found == null) {
+			throw new IllegalArgumentException("no method " + name + " with the parameters of the limited method "
+					+ "(optionally followed by a RateLimitExceededException) in " + targetClass.getName());
+		}
+		if (!returnTypeFits(limited.getReturnType(), found.getReturnType())) {
+			throw new IllegalArgumentException("method " + name + " returns " + found.getReturnType().getName()
+					+ ", which the limited method's return type " + limited.getReturnType().getName() + " cannot hold");
+		}
+		return new FallbackMethod(found, found == extended);
+	}
+
+	private static boolean returnTypeFits(Class<?> expected, Class<?> actual) {
+		if (expected == void.class) {
+			return true;
+		}
+		return org.springframework.util.ClassUtils.isAssignable(expected, actual);
+	}
+
+	/**
+	 * The fallback method.
+	 * @return the method
+	 */
+	public Method method() {
+		return this.method;
+	}
+
+	Object invoke(Object target, Object[] args, RateLimitExceededException rejection) throws Throwable {
+		Object[] fallbackArgs = args;
+		if (this.takesException) {
+			fallbackArgs = Arrays.copyOf(args, args.length + 1);
+			fallbackArgs[args.length] = rejection;
+		}
+		try {
+			return this.method.invoke(target, fallbackArgs);
+		}
+		catch (InvocationTargetException ex) {
+			throw ex.getTargetException();
+		}
+	}
+
+}

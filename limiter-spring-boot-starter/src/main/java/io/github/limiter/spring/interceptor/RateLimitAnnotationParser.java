@@ -1,0 +1,400 @@
+package io.github.limiter.spring.interceptor;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.function.Function;
+
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.StringUtils;
+import org.springframework.util.StringValueResolver;
+
+import io.github.limiter.Limit;
+import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.algorithm.CalendarUnit;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.LeakyBucket;
+import io.github.limiter.algorithm.SlidingWindowCounter;
+import io.github.limiter.algorithm.SlidingWindowLog;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
+import io.github.limiter.spring.autoconfigure.RateLimiterProperties.Policy;
+
+/**
+ * Turns {@code @RateLimit} annotations into {@link RateLimitOperation}s, once per method, and validates them: every
+ * problem fails startup with a message that names the class, the method, the attribute (or property) and the value.
+ *
+ * <p>Each setting comes from the first of: the annotation attribute (placeholders resolved), the named policy, the
+ * defaults, the built-in default.
+ */
+final class RateLimitAnnotationParser {
+
+	/** Variables a key expression may use besides the method's parameters. */
+	static final Set<String> CONTEXT_VARIABLES = Set.of("ip", "request", "principal", "root", "this");
+
+	private final RateLimiterProperties properties;
+
+	private final StringValueResolver placeholders;
+
+	private final SpelExpressionParser expressionParser = new SpelExpressionParser();
+
+	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+
+	RateLimitAnnotationParser(RateLimiterProperties properties, StringValueResolver placeholders) {
+		this.properties = properties;
+		this.placeholders = placeholders;
+	}
+
+	RateLimitedMethod parse(Method method, Class<?> targetClass, List<RateLimit> annotations) {
+		String where = method.getDeclaringClass().getName() + "." + method.getName()
+				+ parameterList(method, false);
+		List<RateLimitOperation> operations = new ArrayList<>(annotations.size());
+		String fallbackName = null;
+		String[] names = this.parameterNames.getParameterNames(method);
+		for (RateLimit annotation : annotations) {
+			Resolver resolver = new Resolver(annotation, where);
+			operations.add(operation(annotation, resolver, method, targetClass, names));
+			String fallback = resolver.text("fallback", annotation.fallback());
+			if (StringUtils.hasText(fallback)) {
+				if (fallbackName != null && !fallbackName.equals(fallback)) {
+					throw resolver.invalid("attribute 'fallback'", fallback,
+							"differs from the fallback '" + fallbackName + "' of another @RateLimit of the same method");
+				}
+				fallbackName = fallback;
+			}
+		}
+		Set<String> seen = new HashSet<>();
+		for (RateLimitOperation operation : operations) {
+			if (!seen.add(operation.limit().name() + "\u0000" + operation.keyExpression())) {
+				throw new IllegalStateException("Invalid @RateLimit on " + where + ": limit '" + operation.limit().name()
+						+ "' with key '" + operation.keyExpression() + "' is declared twice");
+			}
+		}
+		FallbackMethod fallback = null;
+		if (fallbackName != null) {
+			try {
+				fallback = FallbackMethod.find(method, targetClass, fallbackName);
+			}
+			catch (IllegalArgumentException ex) {
+				throw new IllegalStateException(
+						"Invalid @RateLimit on " + where + ": attribute 'fallback' = '" + fallbackName + "': " + ex.getMessage());
+			}
+		}
+		return new RateLimitedMethod(method, targetClass, operations, fallback, names);
+	}
+
+	private RateLimitOperation operation(RateLimit annotation, Resolver resolver, Method method, Class<?> targetClass,
+			String[] names) {
+		String name = resolver.text("name", annotation.name());
+		if (!StringUtils.hasText(name)) {
+			name = describe(method, targetClass);
+		}
+		Algorithm algorithm = resolver.algorithm(annotation.algorithm());
+		Setting<Long> max = resolver.setting("max", annotation.max(), Policy::getMax, Long::valueOf, null);
+		Setting<Duration> window = resolver.setting("window", annotation.window(), Policy::getWindow, DurationStyle::detectAndParse, null);
+		Setting<Long> cost = resolver.setting("cost", annotation.cost(), Policy::getCost, Long::valueOf, 1L);
+		Setting<Long> capacity = resolver.setting("capacity", annotation.capacity(), Policy::getCapacity, Long::valueOf, null);
+		Setting<Long> burst = resolver.setting("burst", annotation.burst(), Policy::getBurst, Long::valueOf, 0L);
+		Setting<Boolean> nodelay = resolver.setting("nodelay", annotation.nodelay(), Policy::getNodelay, Resolver::bool, false);
+		Setting<CalendarUnit> calendar = resolver.setting("calendar", annotation.calendar(), Policy::getCalendar,
+				value -> CalendarUnit.valueOf(value.trim().toUpperCase(Locale.ROOT)), null);
+		Setting<ZoneId> zone = resolver.setting("zone", annotation.zone(), Policy::getZone, ZoneId::of, ZoneId.systemDefault());
+		Setting<Limit.Scope> scope = resolver.setting("scope", annotation.scope(), Policy::getScope,
+				value -> Limit.Scope.valueOf(value.trim().replace('-', '_').toUpperCase(Locale.ROOT)), Limit.Scope.SHARED);
+
+		resolver.acceptedBy(algorithm, capacity, Algorithm.TOKEN_BUCKET);
+		resolver.acceptedBy(algorithm, burst, Algorithm.LEAKY_BUCKET);
+		resolver.acceptedBy(algorithm, nodelay, Algorithm.LEAKY_BUCKET);
+		resolver.acceptedBy(algorithm, calendar, Algorithm.FIXED_WINDOW);
+		if (calendar.value == null) {
+			resolver.acceptedBy(algorithm, zone, null);
+		}
+		resolver.required(max).positive(max);
+		if (calendar.value != null) {
+			if (window.explicit()) {
+				throw resolver.invalid(window.origin, window.text, "cannot be combined with " + calendar.origin + " = '"
+						+ calendar.text + "': a calendar window has the length of its period");
+			}
+		}
+		else {
+			resolver.required(window);
+			if (window.value.isNegative() || window.value.isZero()) {
+				throw resolver.invalid(window.origin, window.text, "must be a positive duration");
+			}
+		}
+		resolver.positive(cost);
+		if (capacity.value != null) {
+			resolver.positive(capacity);
+		}
+		if (burst.value < 0) {
+			throw resolver.invalid(burst.origin, burst.text, "must not be negative");
+		}
+
+		Limit limit;
+		try {
+			limit = switch (algorithm) {
+				case FIXED_WINDOW -> {
+					FixedWindow.Builder builder = FixedWindow.builder(name).limit(max.value).scope(scope.value);
+					yield (calendar.value != null) ? builder.calendar(calendar.value, zone.value).build()
+							: builder.window(window.value).build();
+				}
+				case SLIDING_WINDOW_LOG -> SlidingWindowLog.of(name, max.value, window.value).withScope(scope.value);
+				case SLIDING_WINDOW_COUNTER -> SlidingWindowCounter.of(name, max.value, window.value).withScope(scope.value);
+				case TOKEN_BUCKET -> TokenBucket
+					.of(name, (capacity.value != null) ? capacity.value : max.value, max.value, window.value)
+					.withScope(scope.value);
+				case LEAKY_BUCKET -> (nodelay.value ? LeakyBucket.nodelay(name, max.value, window.value, burst.value)
+						: LeakyBucket.queueing(name, max.value, window.value, burst.value))
+					.withScope(scope.value);
+			};
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException("Invalid @RateLimit on " + resolver.where + " (" + algorithm + ", max=" + max.text
+					+ ", window=" + window.text + "): " + ex.getMessage(), ex);
+		}
+		if (cost.value > limit.capacity()) {
+			throw resolver.invalid(cost.origin, cost.text,
+					"exceeds the capacity " + limit.capacity() + " of the limit, so no call could ever pass");
+		}
+		String keyText = resolver.text("key", annotation.key());
+		Expression key = StringUtils.hasText(keyText) ? parseKey(resolver, keyText, method, names) : null;
+		return new RateLimitOperation(limit, cost.value, (keyText != null) ? keyText : "", key, resolver.policyName);
+	}
+
+	private Expression parseKey(Resolver resolver, String text, Method method, String[] names) {
+		Expression expression;
+		try {
+			expression = this.expressionParser.parseExpression(text);
+		}
+		catch (ParseException ex) {
+			throw resolver.invalid("attribute 'key'", text, "is not a valid SpEL expression: " + ex.getMessage());
+		}
+		if (expression instanceof SpelExpression spel) {
+			checkVariables(resolver, text, spel.getAST(), method, names);
+		}
+		return expression;
+	}
+
+	private void checkVariables(Resolver resolver, String text, SpelNode node, Method method, String[] names) {
+		if (node instanceof VariableReference) {
+			String variable = node.toStringAST().substring(1);
+			if (!isKnownVariable(variable, method, names)) {
+				String parameters = (names != null) ? String.join(", ", names)
+						: "unknown: compile with -parameters, or use #p0, #p1...";
+				throw resolver.invalid("attribute 'key'", text, "refers to #" + variable
+						+ ", which is neither a parameter of the method (" + parameters + ") nor one of #ip, #request, #principal");
+			}
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			checkVariables(resolver, text, node.getChild(i), method, names);
+		}
+	}
+
+	private static boolean isKnownVariable(String variable, Method method, String[] names) {
+		if (CONTEXT_VARIABLES.contains(variable)) {
+			return true;
+		}
+		if (names != null && Arrays.asList(names).contains(variable)) {
+			return true;
+		}
+		if (variable.length() > 1 && (variable.charAt(0) == 'p' || variable.charAt(0) == 'a')) {
+			try {
+				int index = Integer.parseInt(variable.substring(1));
+				return index >= 0 && index < method.getParameterCount();
+			}
+			catch (NumberFormatException ex) {
+				return false;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Fails when an annotated method of the class can never be intercepted by a proxy.
+	 * @param type a bean class
+	 */
+	static void checkInterceptable(Class<?> type) {
+		for (Class<?> current = type; current != null && current != Object.class; current = current.getSuperclass()) {
+			for (Method method : current.getDeclaredMethods()) {
+				if (!method.isAnnotationPresent(RateLimit.class)
+						&& !method.isAnnotationPresent(io.github.limiter.spring.annotation.RateLimits.class)) {
+					continue;
+				}
+				int modifiers = method.getModifiers();
+				String problem = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
+						: Modifier.isFinal(modifiers) ? "final" : null;
+				if (problem != null) {
+					throw new IllegalStateException("Invalid @RateLimit on " + current.getName() + "." + method.getName()
+							+ parameterList(method, false) + ": the method is " + problem
+							+ ", so no proxy can intercept its calls and the limit would never apply");
+				}
+			}
+		}
+	}
+
+	/**
+	 * The default name of a method's limit: {@code SimpleClassName.method}, with the parameter types when the
+	 * method is overloaded.
+	 * @param method the method
+	 * @param targetClass the target class
+	 * @return the name
+	 */
+	static String describe(Method method, Class<?> targetClass) {
+		Class<?> owner = (targetClass != null) ? org.springframework.util.ClassUtils.getUserClass(targetClass)
+				: method.getDeclaringClass();
+		long overloads = Arrays.stream(owner.getMethods()).filter(m -> m.getName().equals(method.getName())).count();
+		return owner.getSimpleName() + "." + method.getName() + ((overloads > 1) ? parameterList(method, true) : "");
+	}
+
+	private static String parameterList(Method method, boolean simple) {
+		StringJoiner joiner = new StringJoiner(",", "(", ")");
+		for (Class<?> type : method.getParameterTypes()) {
+			joiner.add(simple ? type.getSimpleName() : type.getName());
+		}
+		return joiner.toString();
+	}
+
+	/** A resolved setting and where it came from, for error messages. */
+	record Setting<T>(T value, String text, String origin, Level level) {
+
+		boolean explicit() {
+			return this.level == Level.ANNOTATION || this.level == Level.POLICY;
+		}
+
+	}
+
+	enum Level {
+
+		ANNOTATION, POLICY, DEFAULTS, BUILT_IN
+
+	}
+
+	/** Resolves the settings of one annotation. */
+	private final class Resolver {
+
+		private final RateLimit annotation;
+
+		private final String where;
+
+		private final String policyName;
+
+		private final Policy policy;
+
+		Resolver(RateLimit annotation, String where) {
+			this.annotation = annotation;
+			this.where = where;
+			String name = text("policy", annotation.policy());
+			this.policyName = (name != null) ? name : "";
+			if (StringUtils.hasText(name)) {
+				this.policy = RateLimitAnnotationParser.this.properties.getPolicies().get(name);
+				if (this.policy == null) {
+					throw invalid("attribute 'policy'", name, "names no policy under limiter.policies (defined: "
+							+ RateLimitAnnotationParser.this.properties.getPolicies().keySet() + ")");
+				}
+			}
+			else {
+				this.policy = null;
+			}
+		}
+
+		String text(String attribute, String raw) {
+			if (!StringUtils.hasText(raw)) {
+				return null;
+			}
+			try {
+				return RateLimitAnnotationParser.this.placeholders.resolveStringValue(raw);
+			}
+			catch (IllegalArgumentException ex) {
+				throw invalid("attribute '" + attribute + "'", raw, "has a placeholder that cannot be resolved: " + ex.getMessage());
+			}
+		}
+
+		Algorithm algorithm(Algorithm[] fromAnnotation) {
+			if (fromAnnotation.length > 1) {
+				throw invalid("attribute 'algorithm'", Arrays.toString(fromAnnotation), "must name at most one algorithm");
+			}
+			if (fromAnnotation.length == 1) {
+				return fromAnnotation[0];
+			}
+			if (this.policy != null && this.policy.getAlgorithm() != null) {
+				return this.policy.getAlgorithm();
+			}
+			Algorithm defaults = RateLimitAnnotationParser.this.properties.getDefaults().getAlgorithm();
+			return (defaults != null) ? defaults : Algorithm.TOKEN_BUCKET;
+		}
+
+		<T> Setting<T> setting(String attribute, String raw, Function<Policy, T> fromPolicy, Function<String, T> parse,
+				T builtIn) {
+			String text = text(attribute, raw);
+			if (text != null) {
+				try {
+					return new Setting<>(parse.apply(text.trim()), text, "attribute '" + attribute + "'", Level.ANNOTATION);
+				}
+				catch (RuntimeException ex) {
+					throw invalid("attribute '" + attribute + "'", text, "cannot be read: " + ex.getMessage());
+				}
+			}
+			if (this.policy != null && fromPolicy.apply(this.policy) != null) {
+				T value = fromPolicy.apply(this.policy);
+				return new Setting<>(value, String.valueOf(value),
+						"limiter.policies." + this.policyName + "." + attribute, Level.POLICY);
+			}
+			T defaults = fromPolicy.apply(RateLimitAnnotationParser.this.properties.getDefaults());
+			if (defaults != null) {
+				return new Setting<>(defaults, String.valueOf(defaults), "limiter.defaults." + attribute, Level.DEFAULTS);
+			}
+			return new Setting<>(builtIn, String.valueOf(builtIn), attribute, Level.BUILT_IN);
+		}
+
+		void acceptedBy(Algorithm algorithm, Setting<?> setting, Algorithm accepting) {
+			if (setting.explicit() && algorithm != accepting) {
+				throw invalid(setting.origin, setting.text, "is not accepted by the " + algorithm + " algorithm"
+						+ ((accepting != null) ? " (only by " + accepting + ")" : " without a calendar"));
+			}
+		}
+
+		Resolver required(Setting<?> setting) {
+			if (setting.value == null) {
+				throw invalid(setting.origin, "", "is required: set it on the annotation, in its policy or in limiter.defaults");
+			}
+			return this;
+		}
+
+		void positive(Setting<Long> setting) {
+			if (setting.value <= 0) {
+				throw invalid(setting.origin, setting.text, "must be positive");
+			}
+		}
+
+		IllegalStateException invalid(String origin, String value, String problem) {
+			return new IllegalStateException(
+					"Invalid @RateLimit on " + this.where + ": " + origin + " = '" + value + "' " + problem);
+		}
+
+		static Boolean bool(String value) {
+			if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
+				return Boolean.valueOf(value);
+			}
+			throw new IllegalArgumentException("expected true or false");
+		}
+
+	}
+
+}

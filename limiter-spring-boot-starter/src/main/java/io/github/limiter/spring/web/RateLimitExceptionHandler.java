@@ -1,0 +1,63 @@
+package io.github.limiter.spring.web;
+
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ControllerAdvice;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+
+import io.github.limiter.Decision;
+import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.spring.interceptor.RateLimitKeyException;
+
+/**
+ * Answers a rejected call to a Spring MVC or WebFlux handler with {@code 429 Too Many Requests}: an RFC 9457 problem
+ * body, {@code Retry-After}, {@code RateLimit-Policy} and {@code RateLimit}.
+ *
+ * <p>Registered by auto-configuration just before the lowest precedence, so that it wins over an application's
+ * catch-all handler; an application replaces it by declaring its own bean of this type or a handler of higher
+ * precedence.
+ */
+@ControllerAdvice
+@Order(Ordered.LOWEST_PRECEDENCE - 1)
+public class RateLimitExceptionHandler {
+
+	/**
+	 * The 429 answer.
+	 * @param exception the rejection
+	 * @return the response
+	 */
+	@ExceptionHandler(RateLimitExceededException.class)
+	public ResponseEntity<ProblemDetail> tooManyRequests(RateLimitExceededException exception) {
+		Decision decision = exception.getDecision();
+		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS,
+				"Rate limit '" + decision.limitName() + "' exceeded; retry in " + retryAfter + " s.");
+		problem.setTitle("Too Many Requests");
+		problem.setProperty("limit", decision.limitName());
+		problem.setProperty("retryAfterSeconds", retryAfter);
+		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
+			.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter))
+			.header(RateLimitHeaders.POLICY, RateLimitHeaders.policy(exception.getRequests()))
+			.header(RateLimitHeaders.RATE_LIMIT, RateLimitHeaders.rateLimit(decision, exception.getRequests()))
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(problem);
+	}
+
+	/**
+	 * The answer when a key expression gave no key and {@code limiter.empty-key=reject}.
+	 * @param exception the failure
+	 * @return a 400 response
+	 */
+	@ExceptionHandler(RateLimitKeyException.class)
+	public ResponseEntity<ProblemDetail> noKey(RateLimitKeyException exception) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, exception.getMessage());
+		problem.setTitle("Rate limit key missing");
+		return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
+	}
+
+}

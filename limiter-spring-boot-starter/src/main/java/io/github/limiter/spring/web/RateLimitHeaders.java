@@ -1,0 +1,99 @@
+package io.github.limiter.spring.web;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.StringJoiner;
+
+import org.springframework.util.ClassUtils;
+
+import io.github.limiter.Decision;
+import io.github.limiter.LimitRequest;
+
+/**
+ * The HTTP header fields of a decision: {@code Retry-After} (RFC 9110) and the IETF {@code RateLimit-Policy} and
+ * {@code RateLimit} fields (draft-ietf-httpapi-ratelimit-headers), one list member per limit:
+ *
+ * <pre>
+ * RateLimit-Policy: "api";q=100;w=60
+ * RateLimit: "api";r=42;t=18
+ * </pre>
+ *
+ * {@code q} is the limit's capacity, {@code w} its window in seconds, {@code r} the permits remaining, {@code t} the
+ * seconds until the limit is full again.
+ */
+public final class RateLimitHeaders {
+
+	/** Name of the quota policy field. */
+	public static final String POLICY = "RateLimit-Policy";
+
+	/** Name of the quota state field. */
+	public static final String RATE_LIMIT = "RateLimit";
+
+	private static final boolean SERVLET_PRESENT = ClassUtils.isPresent("jakarta.servlet.http.HttpServletResponse",
+			RateLimitHeaders.class.getClassLoader())
+			&& ClassUtils.isPresent("org.springframework.web.context.request.RequestContextHolder",
+					RateLimitHeaders.class.getClassLoader());
+
+	private RateLimitHeaders() {
+	}
+
+	/**
+	 * The {@code RateLimit-Policy} field value.
+	 * @param requests the limits decided
+	 * @return the value
+	 */
+	public static String policy(List<LimitRequest> requests) {
+		StringJoiner value = new StringJoiner(", ");
+		for (LimitRequest request : requests) {
+			value.add(name(request.limit().name()) + ";q=" + request.limit().capacity() + ";w="
+					+ seconds(request.limit().window()));
+		}
+		return value.toString();
+	}
+
+	/**
+	 * The {@code RateLimit} field value.
+	 * @param decision the decision
+	 * @param requests the limits decided, in the order of the decision's parts
+	 * @return the value
+	 */
+	public static String rateLimit(Decision decision, List<LimitRequest> requests) {
+		List<Decision> parts = decision.parts().isEmpty() ? List.of(decision) : decision.parts();
+		StringJoiner value = new StringJoiner(", ");
+		for (Decision part : parts) {
+			value.add(name(part.limitName()) + ";r=" + part.remaining() + ";t=" + seconds(part.resetAfter()));
+		}
+		return value.toString();
+	}
+
+	/**
+	 * The {@code Retry-After} value: whole seconds, rounded up, at least 1 for a rejection.
+	 * @param decision the decision
+	 * @return seconds
+	 */
+	public static long retryAfterSeconds(Decision decision) {
+		return Math.max(1, seconds(decision.retryAfter()));
+	}
+
+	/**
+	 * Sets the fields on the response of the current servlet request, if any and not yet committed.
+	 * @param decision the decision
+	 * @param requests the limits decided
+	 */
+	public static void addToCurrentResponse(Decision decision, List<LimitRequest> requests) {
+		if (SERVLET_PRESENT) {
+			ServletCalls.setHeader(POLICY, policy(requests));
+			ServletCalls.setHeader(RATE_LIMIT, rateLimit(decision, requests));
+		}
+	}
+
+	private static long seconds(Duration duration) {
+		long seconds = duration.getSeconds();
+		return (duration.getNano() > 0) ? seconds + 1 : seconds;
+	}
+
+	private static String name(String name) {
+		return '"' + name.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
+	}
+
+}

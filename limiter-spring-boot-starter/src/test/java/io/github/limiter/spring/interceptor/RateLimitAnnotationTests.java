@@ -1,0 +1,271 @@
+package io.github.limiter.spring.interceptor;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.limiter.Decision;
+import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * {@code @RateLimit} on bean methods, on the local backend: given these annotations and calls, these pass and these
+ * are rejected.
+ */
+class RateLimitAnnotationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
+		.withUserConfiguration(Services.class)
+		.withPropertyValues("limiter.backend=local", "limiter.policies.tight.max=2", "limiter.policies.tight.window=1h",
+				"limiter.policies.tight.algorithm=fixed-window", "greeting.max=3");
+
+	@Test
+	void limitsPerArgumentAndRejectsWithTheDecision() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			assertThat(orders.place("alice")).isEqualTo("placed for alice");
+			assertThat(orders.place("alice")).isEqualTo("placed for alice");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> orders.place("alice"))
+				.satisfies(ex -> {
+					assertThat(ex.getDecision().limitName()).isEqualTo("Orders.place");
+					assertThat(ex.getDecision().remaining()).isZero();
+					assertThat(ex.getDecision().retryAfter()).isPositive();
+				});
+			assertThat(orders.place("bob")).as("another key has its own limit").isEqualTo("placed for bob");
+		});
+	}
+
+	@Test
+	void positionalParametersBeansAndPlaceholders() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			for (int i = 0; i < 3; i++) {
+				assertThat(orders.greet("x")).isEqualTo("hello x");
+			}
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> orders.greet("x"));
+			orders.byTenant();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(orders::byTenant)
+				.satisfies(ex -> assertThat(ex.getDecision().limitName()).isEqualTo("tenant"));
+		});
+	}
+
+	@Test
+	void severalLimitsAreOneAllOrNothingDecision() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			RateLimiter limiter = context.getBean(RateLimiter.class);
+			assertThat(orders.send("u1", "10.0.0.1")).isTrue();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> orders.send("u1", "10.0.0.2"))
+				.satisfies(ex -> assertThat(ex.getDecision().limitName()).isEqualTo("per-user"));
+			// The per-IP limit of 10.0.0.2 consumed nothing: it still admits two calls.
+			assertThat(orders.send("u2", "10.0.0.2")).isTrue();
+			assertThat(orders.send("u3", "10.0.0.2")).isTrue();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> orders.send("u4", "10.0.0.2"))
+				.satisfies(ex -> assertThat(ex.getDecision().limitName()).isEqualTo("per-ip"));
+			assertThat(limiter).isNotNull();
+		});
+	}
+
+	@Test
+	void aFallbackAnswersInsteadOfAnError() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			assertThat(orders.seckill("sku-1")).isEqualTo("bought sku-1");
+			assertThat(orders.seckill("sku-1")).isEqualTo("sold out for now, try again in 60 s (sku-1)");
+		});
+	}
+
+	@Test
+	void aPolicyFromConfigurationSuppliesTheSettings() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			orders.tight();
+			orders.tight();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(orders::tight)
+				.satisfies(ex -> assertThat(ex.getDecision().limit()).isEqualTo(2));
+		});
+	}
+
+	@Test
+	void aPolicyIsRetunedWithoutRecompiling() {
+		this.runner.withPropertyValues("limiter.policies.tight.max=3").run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			for (int i = 0; i < 3; i++) {
+				orders.tight();
+			}
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(orders::tight);
+		});
+	}
+
+	@Test
+	void aClassLevelLimitAppliesToEveryPublicMethod() {
+		this.runner.run(context -> {
+			Reports reports = context.getBean(Reports.class);
+			reports.daily();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(reports::daily);
+			reports.weekly();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(reports::weekly);
+		});
+	}
+
+	@Test
+	void aNullKeyGoesToASharedBucketByDefault() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			orders.place(null);
+			orders.place("");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> orders.place(null));
+		});
+	}
+
+	@Test
+	void aNullKeyIsRefusedWhenConfigured() {
+		this.runner.withPropertyValues("limiter.empty-key=reject").run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			assertThatExceptionOfType(RateLimitKeyException.class).isThrownBy(() -> orders.place(null))
+				.withMessageContaining("evaluated to null");
+		});
+	}
+
+	@Test
+	void aCostTakesSeveralPermits() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			orders.export();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(orders::export)
+				.satisfies(ex -> assertThat(ex.getDecision().remaining()).isEqualTo(2));
+		});
+	}
+
+	@Test
+	void unannotatedMethodsAreNotLimited() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			for (int i = 0; i < 100; i++) {
+				orders.free();
+			}
+		});
+	}
+
+	@Test
+	void aQueueingLeakyBucketMakesTheCallerWait() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			long start = System.nanoTime();
+			orders.queued();
+			orders.queued();
+			long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
+			assertThat(elapsedMillis).as("the second call waited for its turn").isGreaterThanOrEqualTo(90);
+			assertThat(orders.calls()).containsExactly("queued", "queued");
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Services {
+
+		@Bean
+		Orders orders() {
+			return new Orders();
+		}
+
+		@Bean
+		Reports reports() {
+			return new Reports();
+		}
+
+		@Bean
+		Tenants tenants() {
+			return new Tenants();
+		}
+
+	}
+
+	static class Tenants {
+
+		public String current() {
+			return "acme";
+		}
+
+	}
+
+	static class Orders {
+
+		private final List<String> calls = new ArrayList<>();
+
+		public List<String> calls() {
+			return this.calls;
+		}
+
+		@RateLimit(key = "#customer", max = "2", window = "1m")
+		public String place(String customer) {
+			return "placed for " + customer;
+		}
+
+		@RateLimit(key = "#p0", max = "${greeting.max}", window = "PT1M", algorithm = Algorithm.SLIDING_WINDOW_LOG)
+		public String greet(String name) {
+			return "hello " + name;
+		}
+
+		@RateLimit(name = "tenant", key = "@tenants.current()", max = "1", window = "1h")
+		public void byTenant() {
+		}
+
+		@RateLimit(name = "per-user", key = "#user", max = "1", window = "1d", algorithm = Algorithm.FIXED_WINDOW)
+		@RateLimit(name = "per-ip", key = "#ip", max = "2", window = "1d", algorithm = Algorithm.FIXED_WINDOW)
+		public boolean send(String user, String ip) {
+			return true;
+		}
+
+		@RateLimit(key = "#sku", max = "1", window = "1m", fallback = "soldOut")
+		public String seckill(String sku) {
+			return "bought " + sku;
+		}
+
+		String soldOut(String sku, RateLimitExceededException rejection) {
+			Decision decision = rejection.getDecision();
+			long seconds = (decision.retryAfter().toMillis() + 999) / 1000;
+			return "sold out for now, try again in " + seconds + " s (" + sku + ")";
+		}
+
+		@RateLimit(policy = "tight")
+		public void tight() {
+		}
+
+		@RateLimit(max = "5", window = "1h", cost = "3")
+		public void export() {
+		}
+
+		@RateLimit(max = "10", window = "1s", burst = "5", algorithm = Algorithm.LEAKY_BUCKET)
+		public void queued() {
+			this.calls.add("queued");
+		}
+
+		public void free() {
+		}
+
+	}
+
+	@RateLimit(max = "1", window = "1h")
+	static class Reports {
+
+		public void daily() {
+		}
+
+		public void weekly() {
+		}
+
+	}
+
+}
