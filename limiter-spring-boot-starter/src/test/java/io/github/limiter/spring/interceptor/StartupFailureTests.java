@@ -1,0 +1,320 @@
+package io.github.limiter.spring.interceptor;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A bad annotation or property fails startup with a message naming the class, the method, the attribute (or
+ * property) and the value.
+ */
+class StartupFailureTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
+		.withPropertyValues("limiter.backend=local");
+
+	private void assertStartupFails(Class<?> bean, String message, String... properties) {
+		this.runner.withBean(bean).withPropertyValues(properties).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause().hasMessage(message);
+		});
+	}
+
+	@Test
+	void invalidSpel() {
+		this.runner.withBean(InvalidSpel.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageStartingWith("Invalid @RateLimit on " + InvalidSpel.class.getName()
+						+ ".call(java.lang.String): attribute 'key' = '#user +' is not a valid SpEL expression: ")
+				.hasMessageContaining("EL1042E");
+		});
+	}
+
+	@Test
+	void unknownParameterName() {
+		assertStartupFails(UnknownParameter.class, "Invalid @RateLimit on " + UnknownParameter.class.getName()
+				+ ".call(java.lang.String): attribute 'key' = '#usr' refers to #usr, which is neither a parameter of the "
+				+ "method (user) nor one of #ip, #request, #principal");
+	}
+
+	@Test
+	void unknownPolicy() {
+		assertStartupFails(UnknownPolicy.class, "Invalid @RateLimit on " + UnknownPolicy.class.getName()
+				+ ".call(): attribute 'policy' = 'nope' names no policy under limiter.policies (defined: [known])",
+				"limiter.policies.known.max=1");
+	}
+
+	@Test
+	void zeroLimit() {
+		assertStartupFails(ZeroLimit.class,
+				"Invalid @RateLimit on " + ZeroLimit.class.getName() + ".call(): attribute 'max' = '0' must be positive");
+	}
+
+	@Test
+	void negativeWindow() {
+		assertStartupFails(NegativeWindow.class, "Invalid @RateLimit on " + NegativeWindow.class.getName()
+				+ ".call(): attribute 'window' = '-1s' must be a positive duration");
+	}
+
+	@Test
+	void unreadableNumber() {
+		assertStartupFails(UnreadableNumber.class, "Invalid @RateLimit on " + UnreadableNumber.class.getName()
+				+ ".call(): attribute 'max' = 'ten' cannot be read: For input string: \"ten\"");
+	}
+
+	@Test
+	void attributeTheAlgorithmDoesNotAccept() {
+		assertStartupFails(BurstOnTokenBucket.class, "Invalid @RateLimit on " + BurstOnTokenBucket.class.getName()
+				+ ".call(): attribute 'burst' = '5' is not accepted by the TOKEN_BUCKET algorithm (only by LEAKY_BUCKET)");
+	}
+
+	@Test
+	void missingWindow() {
+		assertStartupFails(MissingWindow.class, "Invalid @RateLimit on " + MissingWindow.class.getName()
+				+ ".call(): window = '' is required: set it on the annotation, in its policy or in limiter.defaults");
+	}
+
+	@Test
+	void costAboveCapacity() {
+		assertStartupFails(CostAboveCapacity.class, "Invalid @RateLimit on " + CostAboveCapacity.class.getName()
+				+ ".call(): attribute 'cost' = '5' exceeds the capacity 3 of the limit, so no call could ever pass");
+	}
+
+	@Test
+	void missingFallback() {
+		assertStartupFails(MissingFallback.class, "Invalid @RateLimit on " + MissingFallback.class.getName()
+				+ ".call(java.lang.String): attribute 'fallback' = 'nothing': no method nothing with the parameters of the "
+				+ "limited method (optionally followed by a RateLimitExceededException) in " + MissingFallback.class.getName());
+	}
+
+	@Test
+	void unresolvablePlaceholder() {
+		assertStartupFails(UnresolvablePlaceholder.class, "Invalid @RateLimit on " + UnresolvablePlaceholder.class.getName()
+				+ ".call(): attribute 'max' = '${nowhere}' has a placeholder that cannot be resolved: "
+				+ "Could not resolve placeholder 'nowhere' in value \"${nowhere}\"");
+	}
+
+	@Test
+	void finalMethodCannotBeIntercepted() {
+		assertStartupFails(FinalMethod.class, "Invalid @RateLimit on " + FinalMethod.class.getName()
+				+ ".call(): the method is final, so no proxy can intercept its calls and the limit would never apply");
+	}
+
+	@Test
+	void privateMethodCannotBeIntercepted() {
+		assertStartupFails(PrivateMethod.class, "Invalid @RateLimit on " + PrivateMethod.class.getName()
+				+ ".call(): the method is private, so no proxy can intercept its calls and the limit would never apply");
+	}
+
+	@Test
+	void sharedLimitDefinedTwoWays() {
+		this.runner.withUserConfiguration(TwoDefinitions.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("limit 'shared' is")
+				.hasMessageContaining("methods that share a limit by name must define it the same way");
+		});
+	}
+
+	@Test
+	void invalidPolicyProperty() {
+		assertStartupFails(Fine.class, "Invalid limiter.policies.login.max = '0': must be positive",
+				"limiter.policies.login.max=0");
+	}
+
+	@Test
+	void invalidPolicyWindow() {
+		assertStartupFails(Fine.class, "Invalid limiter.policies.login.window = 'PT0S': must be a positive duration",
+				"limiter.policies.login.window=0s");
+	}
+
+	@Test
+	void policyAttributeTheAlgorithmDoesNotAccept() {
+		assertStartupFails(WithPolicy.class, "Invalid @RateLimit on " + WithPolicy.class.getName()
+				+ ".call(): limiter.policies.p.capacity = '10' is not accepted by the FIXED_WINDOW algorithm (only by TOKEN_BUCKET)",
+				"limiter.policies.p.capacity=10", "limiter.policies.p.algorithm=fixed-window", "limiter.policies.p.max=5",
+				"limiter.policies.p.window=1m");
+	}
+
+	@Test
+	void calendarWithWindow() {
+		assertStartupFails(CalendarWithWindow.class, "Invalid @RateLimit on " + CalendarWithWindow.class.getName()
+				+ ".call(): attribute 'window' = '1d' cannot be combined with attribute 'calendar' = 'day': a calendar window "
+				+ "has the length of its period");
+	}
+
+	static class Fine {
+
+		@RateLimit(max = "1", window = "1m")
+		public void call() {
+		}
+
+	}
+
+	static class InvalidSpel {
+
+		@RateLimit(key = "#user +", max = "1", window = "1m")
+		public void call(String user) {
+		}
+
+	}
+
+	static class UnknownParameter {
+
+		@RateLimit(key = "#usr", max = "1", window = "1m")
+		public void call(String user) {
+		}
+
+	}
+
+	static class UnknownPolicy {
+
+		@RateLimit(policy = "nope")
+		public void call() {
+		}
+
+	}
+
+	static class ZeroLimit {
+
+		@RateLimit(max = "0", window = "1m")
+		public void call() {
+		}
+
+	}
+
+	static class NegativeWindow {
+
+		@RateLimit(max = "1", window = "-1s")
+		public void call() {
+		}
+
+	}
+
+	static class UnreadableNumber {
+
+		@RateLimit(max = "ten", window = "1s")
+		public void call() {
+		}
+
+	}
+
+	static class BurstOnTokenBucket {
+
+		@RateLimit(max = "1", window = "1s", burst = "5", algorithm = Algorithm.TOKEN_BUCKET)
+		public void call() {
+		}
+
+	}
+
+	static class MissingWindow {
+
+		@RateLimit(max = "1")
+		public void call() {
+		}
+
+	}
+
+	static class CostAboveCapacity {
+
+		@RateLimit(max = "3", window = "1s", cost = "5")
+		public void call() {
+		}
+
+	}
+
+	static class MissingFallback {
+
+		@RateLimit(max = "3", window = "1s", fallback = "nothing")
+		public String call(String in) {
+			return in;
+		}
+
+	}
+
+	static class UnresolvablePlaceholder {
+
+		@RateLimit(max = "${nowhere}", window = "1s")
+		public void call() {
+		}
+
+	}
+
+	static class FinalMethod {
+
+		@RateLimit(max = "3", window = "1s")
+		public final void call() {
+		}
+
+	}
+
+	static class PrivateMethod {
+
+		@RateLimit(max = "3", window = "1s")
+		private void call() {
+		}
+
+		public void other() {
+			call();
+		}
+
+	}
+
+	static class WithPolicy {
+
+		@RateLimit(policy = "p")
+		public void call() {
+		}
+
+	}
+
+	static class CalendarWithWindow {
+
+		@RateLimit(max = "1", window = "1d", calendar = "day", algorithm = Algorithm.FIXED_WINDOW)
+		public void call() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TwoDefinitions {
+
+		@Bean
+		First first() {
+			return new First();
+		}
+
+		@Bean
+		Second second() {
+			return new Second();
+		}
+
+	}
+
+	static class First {
+
+		@RateLimit(name = "shared", max = "3", window = "1s")
+		public void call() {
+		}
+
+	}
+
+	static class Second {
+
+		@RateLimit(name = "shared", max = "4", window = "1s")
+		public void call() {
+		}
+
+	}
+
+}
