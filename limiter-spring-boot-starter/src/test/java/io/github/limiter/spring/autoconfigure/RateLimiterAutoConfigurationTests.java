@@ -1,0 +1,135 @@
+package io.github.limiter.spring.autoconfigure;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+import org.junit.jupiter.api.Test;
+import org.redisson.api.RedissonClient;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.backend.local.LocalBackend;
+import io.github.limiter.backend.redis.RedisScriptBackend;
+import io.github.limiter.backend.redisson.RedissonBackend;
+import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.spring.interceptor.RateLimitAdvisor;
+import io.github.limiter.spring.web.RateLimitExceptionHandler;
+import io.github.limiter.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Which backend the auto-configuration chooses, and when it steps aside.
+ */
+class RateLimiterAutoConfigurationTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class));
+
+	private static LettuceConnectionFactory connectionFactory() {
+		// Never connected by these tests: the backend connects on its first decision.
+		return new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 1));
+	}
+
+	@Test
+	void withoutRedisTheLocalBackendIsUsed() {
+		this.runner.run(context -> {
+			assertThat(context).hasSingleBean(LocalBackend.class).hasSingleBean(RateLimiter.class);
+			assertThat(context).hasSingleBean(RateLimitAdvisor.class);
+			assertThat(context).doesNotHaveBean(RateLimitExceptionHandler.class);
+		});
+	}
+
+	@Test
+	void aConnectionFactoryMeansTheRedisBackend() {
+		this.runner.withBean(RedisConnectionFactory.class, RateLimiterAutoConfigurationTests::connectionFactory)
+			.run(context -> assertThat(context).hasSingleBean(RedisScriptBackend.class).doesNotHaveBean(LocalBackend.class));
+	}
+
+	@Test
+	void aRedissonClientMeansTheRedissonBackend() {
+		RedissonClient redisson = TestRedis.redisson();
+		try {
+			this.runner.withBean(RedissonClient.class, () -> redisson)
+				.withBean(RedisConnectionFactory.class, RateLimiterAutoConfigurationTests::connectionFactory)
+				.run(context -> assertThat(context).hasSingleBean(RedissonBackend.class)
+					.doesNotHaveBean(RedisScriptBackend.class));
+		}
+		finally {
+			redisson.shutdown();
+		}
+	}
+
+	@Test
+	void aPropertyForcesTheBackend() {
+		this.runner.withBean(RedisConnectionFactory.class, RateLimiterAutoConfigurationTests::connectionFactory)
+			.withPropertyValues("limiter.backend=local")
+			.run(context -> assertThat(context).hasSingleBean(LocalBackend.class).doesNotHaveBean(RedisScriptBackend.class));
+	}
+
+	@Test
+	void aForcedBackendThatCannotBeCreatedFailsStartup() {
+		this.runner.withPropertyValues("limiter.backend=redis").run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessage("limiter.backend=redis but no such backend can be created: there is no RedisConnectionFactory "
+						+ "bean (add spring-boot-starter-data-redis)");
+		});
+	}
+
+	@Test
+	void aBackendOfTheApplicationWins() {
+		this.runner.withBean(RedisConnectionFactory.class, RateLimiterAutoConfigurationTests::connectionFactory)
+			.withBean("customBackend", RateLimiterBackend.class, CustomBackend::new)
+			.run(context -> {
+				assertThat(context).hasSingleBean(RateLimiterBackend.class).hasBean("customBackend");
+				assertThat(context.getBean(RateLimiter.class).backend()).isInstanceOf(CustomBackend.class);
+			});
+	}
+
+	@Test
+	void withoutSpringDataRedisOrRedissonOnTheClasspathTheLocalBackendIsUsed() {
+		this.runner.withClassLoader(new FilteredClassLoader("org.springframework.data.redis", "org.redisson"))
+			.run(context -> assertThat(context).hasSingleBean(LocalBackend.class));
+	}
+
+	@Test
+	void canBeSwitchedOff() {
+		this.runner.withPropertyValues("limiter.enabled=false")
+			.run(context -> assertThat(context).doesNotHaveBean(RateLimiter.class).doesNotHaveBean(RateLimitAdvisor.class));
+	}
+
+	@Test
+	void theAdviceRunsBeforeTransactionsByDefaultAndItsOrderIsConfigurable() {
+		this.runner.run(context -> assertThat(context.getBean(RateLimitAdvisor.class).getOrder())
+			.isLessThan(org.springframework.core.Ordered.LOWEST_PRECEDENCE));
+		this.runner.withPropertyValues("limiter.aop.order=42")
+			.run(context -> assertThat(context.getBean(RateLimitAdvisor.class).getOrder()).isEqualTo(42));
+	}
+
+	static class CustomBackend implements RateLimiterBackend {
+
+		@Override
+		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+			return CompletableFuture.completedFuture(
+					Decision.of(requests.get(0).limit().name(), true, 1, 1, 0, 0, 0, 0, null));
+		}
+
+		@Override
+		public CompletionStage<Void> resetAsync(Limit limit, String key) {
+			return CompletableFuture.completedFuture(null);
+		}
+
+	}
+
+}
