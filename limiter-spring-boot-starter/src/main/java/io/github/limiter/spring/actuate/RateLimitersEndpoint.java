@@ -1,0 +1,261 @@
+package io.github.limiter.spring.actuate;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.spring.interceptor.RateLimitOperation;
+import io.github.limiter.spring.interceptor.RateLimitOperationSource;
+import io.github.limiter.spring.interceptor.RateLimitedMethod;
+
+/**
+ * The {@code ratelimiters} Actuator endpoint:
+ * <ul>
+ * <li>{@code GET /actuator/ratelimiters}: every limit, with its methods, algorithm, numbers and the backend;</li>
+ * <li>{@code GET /actuator/ratelimiters/{name}}: one limit (and the state of its shared key if it has no key
+ * expression);</li>
+ * <li>{@code GET /actuator/ratelimiters/{name}/{key}}: the live state of one key;</li>
+ * <li>{@code DELETE /actuator/ratelimiters/{name}/{key}}: forgets one key. A write operation: read-only by default,
+ * enabled with {@code management.endpoint.ratelimiters.access=unrestricted}.</li>
+ * </ul>
+ * Reading a key's state consumes nothing and is not counted in the metrics.
+ */
+@Endpoint(id = "ratelimiters", defaultAccess = Access.READ_ONLY)
+public class RateLimitersEndpoint {
+
+	private final RateLimitOperationSource source;
+
+	private final RateLimiter rateLimiter;
+
+	private final String backend;
+
+	/**
+	 * Creates the endpoint.
+	 * @param source where limits are found
+	 * @param rateLimiter the rate limiter
+	 * @param backend the backend's name
+	 */
+	public RateLimitersEndpoint(RateLimitOperationSource source, RateLimiter rateLimiter, String backend) {
+		this.source = source;
+		this.rateLimiter = rateLimiter;
+		this.backend = backend;
+	}
+
+	/**
+	 * Every limit.
+	 * @return the limits
+	 */
+	@ReadOperation
+	public LimitsDescriptor limits() {
+		return new LimitsDescriptor(this.backend, new ArrayList<>(collect().values()));
+	}
+
+	/**
+	 * One limit.
+	 * @param name the limit's name
+	 * @return the limit, or {@code null} (404) when unknown
+	 */
+	@ReadOperation
+	public LimitDescriptor limit(@Selector String name) {
+		LimitDescriptor descriptor = collect().get(name);
+		if (descriptor != null && descriptor.keyExpression().isEmpty()) {
+			return descriptor.withState(state(descriptor.limit, ""));
+		}
+		return descriptor;
+	}
+
+	/**
+	 * The state of one key of a limit.
+	 * @param name the limit's name
+	 * @param key the key
+	 * @return the state, or {@code null} (404) when the limit is unknown
+	 */
+	@ReadOperation
+	public KeyState key(@Selector String name, @Selector String key) {
+		LimitDescriptor descriptor = collect().get(name);
+		return (descriptor != null) ? state(descriptor.limit, key) : null;
+	}
+
+	/**
+	 * Forgets one key of a limit.
+	 * @param name the limit's name
+	 * @param key the key
+	 */
+	@DeleteOperation
+	public void reset(@Selector String name, @Selector String key) {
+		LimitDescriptor descriptor = collect().get(name);
+		if (descriptor != null) {
+			this.rateLimiter.reset(descriptor.limit, key);
+		}
+	}
+
+	private KeyState state(Limit limit, String key) {
+		RateLimiterBackend backend = this.rateLimiter.backend();
+		Decision check = backend.decide(List.of(LimitRequest.of(limit, key)), Operation.CHECK);
+		// A check reports what would remain after one more call; the state is what remains now.
+		long available = check.allowed() ? check.remaining() + 1 : check.remaining();
+		return new KeyState(limit.name(), key, limit.capacity(), available, check.resetAfter().toMillis(),
+				check.retryAfter().toMillis());
+	}
+
+	private Map<String, LimitDescriptor> collect() {
+		Map<String, LimitDescriptor> limits = new LinkedHashMap<>();
+		for (RateLimitedMethod method : this.source.rateLimitedMethods()) {
+			for (RateLimitOperation operation : method.operations()) {
+				limits.computeIfAbsent(operation.limit().name(), name -> new LimitDescriptor(operation, this.backend))
+					.methods()
+					.add(method.method().getDeclaringClass().getName() + "." + method.method().getName());
+			}
+		}
+		return limits;
+	}
+
+	/**
+	 * All limits.
+	 *
+	 * @param backend the backend's name
+	 * @param limits the limits
+	 */
+	public record LimitsDescriptor(String backend, List<LimitDescriptor> limits) implements OperationResponseBody {
+
+	}
+
+	/**
+	 * One limit, as declared.
+	 */
+	public static final class LimitDescriptor implements OperationResponseBody {
+
+		private final transient Limit limit;
+
+		private final String name;
+
+		private final String algorithm;
+
+		private final long capacity;
+
+		private final String window;
+
+		private final String scope;
+
+		private final String keyExpression;
+
+		private final long cost;
+
+		private final String policy;
+
+		private final String backend;
+
+		private final List<String> methods;
+
+		private final KeyState state;
+
+		LimitDescriptor(RateLimitOperation operation, String backend) {
+			this(operation.limit(), operation.keyExpression(), operation.cost(), operation.policy(), backend,
+					new ArrayList<>(), null);
+		}
+
+		private LimitDescriptor(Limit limit, String keyExpression, long cost, String policy, String backend,
+				List<String> methods, KeyState state) {
+			this.limit = limit;
+			this.name = limit.name();
+			this.algorithm = limit.algorithm().name();
+			this.capacity = limit.capacity();
+			this.window = limit.window().toString();
+			this.scope = limit.scope().name();
+			this.keyExpression = keyExpression;
+			this.cost = cost;
+			this.policy = policy;
+			this.backend = backend;
+			this.methods = methods;
+			this.state = state;
+		}
+
+		LimitDescriptor withState(KeyState state) {
+			return new LimitDescriptor(this.limit, this.keyExpression, this.cost, this.policy, this.backend, this.methods,
+					state);
+		}
+
+		public String getName() {
+			return this.name;
+		}
+
+		public String getAlgorithm() {
+			return this.algorithm;
+		}
+
+		public long getCapacity() {
+			return this.capacity;
+		}
+
+		public String getWindow() {
+			return this.window;
+		}
+
+		public String getScope() {
+			return this.scope;
+		}
+
+		public String getKeyExpression() {
+			return this.keyExpression;
+		}
+
+		String keyExpression() {
+			return this.keyExpression;
+		}
+
+		public long getCost() {
+			return this.cost;
+		}
+
+		public String getPolicy() {
+			return this.policy;
+		}
+
+		public String getBackend() {
+			return this.backend;
+		}
+
+		public List<String> getMethods() {
+			return this.methods;
+		}
+
+		List<String> methods() {
+			return this.methods;
+		}
+
+		public KeyState getState() {
+			return this.state;
+		}
+
+	}
+
+	/**
+	 * The live state of one key.
+	 *
+	 * @param limit the limit's name
+	 * @param key the key
+	 * @param capacity the limit's capacity
+	 * @param available permits a call could take now
+	 * @param resetAfterMillis time until the limit is full again
+	 * @param retryAfterMillis time until one more call could pass, 0 if it can now
+	 */
+	public record KeyState(String limit, String key, long capacity, long available, long resetAfterMillis,
+			long retryAfterMillis) implements OperationResponseBody {
+
+	}
+
+}

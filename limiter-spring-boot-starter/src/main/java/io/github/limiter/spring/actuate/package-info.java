@@ -1,0 +1,4 @@
+/**
+ * The {@code ratelimiters} Actuator endpoint.
+ */
+package io.github.limiter.spring.actuate;

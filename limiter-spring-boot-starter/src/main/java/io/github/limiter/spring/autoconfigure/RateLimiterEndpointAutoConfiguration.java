@@ -1,0 +1,31 @@
+package io.github.limiter.spring.autoconfigure;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+import io.github.limiter.RateLimiter;
+import io.github.limiter.spring.actuate.RateLimitersEndpoint;
+import io.github.limiter.spring.interceptor.RateLimitOperationSource;
+
+/**
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of the
+ * {@code ratelimiters} Actuator endpoint, when Actuator is present and the endpoint is enabled and exposed.
+ */
+@AutoConfiguration(after = RateLimiterAutoConfiguration.class)
+@ConditionalOnClass({ Endpoint.class, ConditionalOnAvailableEndpoint.class })
+@ConditionalOnBean(RateLimiter.class)
+@ConditionalOnAvailableEndpoint(RateLimitersEndpoint.class)
+public final class RateLimiterEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitersEndpoint rateLimitersEndpoint(RateLimitOperationSource rateLimitOperationSource, RateLimiter rateLimiter) {
+		return new RateLimitersEndpoint(rateLimitOperationSource, rateLimiter, BackendNames.of(rateLimiter.backend()));
+	}
+
+}

@@ -1,0 +1,109 @@
+package io.github.limiter.spring.metrics;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+import io.github.limiter.Decision;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.event.RateLimiterListener;
+
+/**
+ * Publishes decisions to Micrometer:
+ * <ul>
+ * <li>{@code limiter.decisions} (counter): tags {@code limit}, {@code algorithm}, {@code backend},
+ * {@code operation} and {@code outcome} ({@code allowed}, {@code blocked} or {@code error}). In a decision over
+ * several limits, every limit counts {@code allowed} when the call passes, and only the limits that rejected count
+ * {@code blocked} when it does not.</li>
+ * <li>{@code limiter.decision.duration} (timer): how long the backend took, tagged {@code backend},
+ * {@code operation} and {@code outcome}.</li>
+ * </ul>
+ * Never tagged by the resolved key (user, IP, SKU): the number of meters stays that of the limits.
+ */
+public class MicrometerRateLimiterListener implements RateLimiterListener {
+
+	/** Name of the decision counter. */
+	public static final String DECISIONS = "limiter.decisions";
+
+	/** Name of the decision timer. */
+	public static final String DURATION = "limiter.decision.duration";
+
+	private final Supplier<MeterRegistry> registry;
+
+	private final String backend;
+
+	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+	private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+	/**
+	 * Creates a listener.
+	 * @param registry the registry, looked up on first use ({@code null} result: nothing is published)
+	 * @param backend the backend's name for the {@code backend} tag
+	 */
+	public MicrometerRateLimiterListener(Supplier<MeterRegistry> registry, String backend) {
+		this.registry = registry;
+		this.backend = backend;
+	}
+
+	@Override
+	public void onDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
+		MeterRegistry registry = this.registry.get();
+		if (registry == null) {
+			return;
+		}
+		List<Decision> parts = decision.parts().isEmpty() ? List.of(decision) : decision.parts();
+		for (int i = 0; i < parts.size(); i++) {
+			if (decision.allowed()) {
+				counter(registry, requests.get(i), operation, "allowed").increment();
+			}
+			else if (!parts.get(i).allowed()) {
+				counter(registry, requests.get(i), operation, "blocked").increment();
+			}
+		}
+		timer(registry, operation, decision.allowed() ? "allowed" : "blocked").record(nanos, TimeUnit.NANOSECONDS);
+	}
+
+	@Override
+	public void onError(List<LimitRequest> requests, Operation operation, Throwable failure, long nanos) {
+		MeterRegistry registry = this.registry.get();
+		if (registry == null) {
+			return;
+		}
+		for (LimitRequest request : requests) {
+			counter(registry, request, operation, "error").increment();
+		}
+		timer(registry, operation, "error").record(nanos, TimeUnit.NANOSECONDS);
+	}
+
+	private Counter counter(MeterRegistry registry, LimitRequest request, Operation operation, String outcome) {
+		String name = request.limit().name();
+		String key = name + '\u0000' + operation + '\u0000' + outcome;
+		return this.counters.computeIfAbsent(key, k -> Counter.builder(DECISIONS)
+			.description("Rate limiter decisions")
+			.tag("limit", name)
+			.tag("algorithm", request.limit().algorithm().name().toLowerCase(Locale.ROOT).replace('_', '-'))
+			.tag("backend", this.backend)
+			.tag("operation", operation.name().toLowerCase(Locale.ROOT))
+			.tag("outcome", outcome)
+			.register(registry));
+	}
+
+	private Timer timer(MeterRegistry registry, Operation operation, String outcome) {
+		return this.timers.computeIfAbsent(operation + "\u0000" + outcome, k -> Timer.builder(DURATION)
+			.description("Time the rate limiter backend took to decide")
+			.tag("backend", this.backend)
+			.tag("operation", operation.name().toLowerCase(Locale.ROOT))
+			.tag("outcome", outcome)
+			.register(registry));
+	}
+
+}

@@ -1,0 +1,4 @@
+/**
+ * Micrometer metrics of rate limiter decisions.
+ */
+package io.github.limiter.spring.metrics;

@@ -1,0 +1,195 @@
+package io.github.limiter.spring.web;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.UUID;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RestController;
+
+import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.backend.redis.RedisScriptBackend;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A Spring MVC application on a real Redis: 200s turn into 429s with a problem body and the rate limit header fields,
+ * a fallback answers instead, metrics count what happened, and the endpoint shows and resets a key.
+ */
+@SpringBootTest(classes = WebRedisIntegrationTests.Application.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.endpoints.web.exposure.include=health,metrics,prometheus,ratelimiters",
+				"management.endpoint.ratelimiters.access=unrestricted" })
+class WebRedisIntegrationTests {
+
+	private static final String PREFIX = TestRedis.uniquePrefix();
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", () -> "127.0.0.1");
+		registry.add("spring.data.redis.port", () -> TestRedis.standalone().port());
+		registry.add("limiter.key-prefix", () -> PREFIX);
+	}
+
+	@LocalServerPort
+	int port;
+
+	@Autowired
+	RateLimiter rateLimiter;
+
+	private final HttpClient http = HttpClient.newHttpClient();
+
+	private HttpResponse<String> get(String path) throws Exception {
+		return this.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path)).build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
+	private HttpResponse<String> delete(String path) throws Exception {
+		return this.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path)).DELETE().build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
+	@Test
+	void theRedisBackendIsUsed() {
+		assertThat(this.rateLimiter.backend()).isInstanceOf(RedisScriptBackend.class);
+	}
+
+	@Test
+	void twoHundredsTurnIntoATooManyRequestsProblem() throws Exception {
+		String user = "u-" + UUID.randomUUID();
+		HttpResponse<String> first = get("/orders/" + user);
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.headers().firstValue("RateLimit-Policy")).hasValue("\"orders\";q=2;w=60");
+		assertThat(first.headers().firstValue("RateLimit")).hasValue("\"orders\";r=1;t=60");
+		assertThat(get("/orders/" + user).statusCode()).isEqualTo(200);
+
+		HttpResponse<String> limited = get("/orders/" + user);
+		assertThat(limited.statusCode()).isEqualTo(429);
+		assertThat(limited.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		long retryAfter = Long.parseLong(limited.headers().firstValue("Retry-After").orElseThrow());
+		assertThat(retryAfter).isBetween(1L, 60L);
+		assertThat(limited.headers().firstValue("RateLimit")).hasValueSatisfying(value -> assertThat(value)
+			.startsWith("\"orders\";r=0;t="));
+		assertThat(limited.body()).contains("\"status\":429")
+			.contains("\"title\":\"Too Many Requests\"")
+			.contains("\"limit\":\"orders\"")
+			.contains("\"retryAfterSeconds\":" + retryAfter);
+
+		assertThat(get("/orders/other-" + user).statusCode()).as("another user has their own limit").isEqualTo(200);
+	}
+
+	@Test
+	void theClientIpComesFromTheRequest() throws Exception {
+		// All calls come from 127.0.0.1; a forged X-Forwarded-For from an untrusted header is not read by the limiter.
+		int ok = 0;
+		for (int i = 0; i < 4; i++) {
+			HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/by-ip"))
+				.header("X-Forwarded-For", "203.0.113." + i)
+				.build();
+			if (this.http.send(request, HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
+				ok++;
+			}
+		}
+		assertThat(ok).isEqualTo(3);
+	}
+
+	@Test
+	void aFallbackGivesAFriendlyAnswer() throws Exception {
+		String sku = "sku-" + UUID.randomUUID();
+		assertThat(get("/seckill/" + sku).body()).isEqualTo("bought " + sku);
+		HttpResponse<String> degraded = get("/seckill/" + sku);
+		assertThat(degraded.statusCode()).isEqualTo(200);
+		assertThat(degraded.body()).isEqualTo("busy, try again later");
+		assertThat(degraded.headers().firstValue("RateLimit")).hasValue("\"seckill\";r=0;t=60");
+	}
+
+	@Test
+	void metricsCountAllowedAndBlockedDecisions() throws Exception {
+		for (int i = 0; i < 5; i++) {
+			get("/metered");
+		}
+		String allowed = get("/actuator/metrics/limiter.decisions?tag=limit:metered&tag=outcome:allowed").body();
+		String blocked = get("/actuator/metrics/limiter.decisions?tag=limit:metered&tag=outcome:blocked").body();
+		assertThat(allowed).contains("\"value\":3.0");
+		assertThat(blocked).contains("\"value\":2.0");
+		assertThat(get("/actuator/metrics/limiter.decisions").body()).contains("\"backend\"").contains("\"redis\"");
+		assertThat(get("/actuator/metrics/limiter.decision.duration").statusCode()).isEqualTo(200);
+		assertThat(get("/actuator/prometheus").body())
+			.contains("limiter_decisions_total{algorithm=\"fixed-window\",backend=\"redis\",limit=\"metered\",operation=\"acquire\",outcome=\"blocked\"} 2.0");
+	}
+
+	@Test
+	void theEndpointListsLimitsShowsAndResetsAKey() throws Exception {
+		String user = "e-" + UUID.randomUUID();
+		get("/orders/" + user);
+		String all = get("/actuator/ratelimiters").body();
+		assertThat(all).contains("\"backend\":\"redis\"")
+			.contains("\"name\":\"orders\"")
+			.contains("\"algorithm\":\"SLIDING_WINDOW_LOG\"")
+			.contains("\"keyExpression\":\"#user\"")
+			.contains("Controller.orders");
+		String state = get("/actuator/ratelimiters/orders/" + user).body();
+		assertThat(state).contains("\"available\":1").contains("\"capacity\":2");
+		get("/orders/" + user);
+		assertThat(get("/actuator/ratelimiters/orders/" + user).body()).contains("\"available\":0");
+		assertThat(delete("/actuator/ratelimiters/orders/" + user).statusCode()).isEqualTo(204);
+		assertThat(get("/actuator/ratelimiters/orders/" + user).body()).contains("\"available\":2");
+		assertThat(get("/actuator/ratelimiters/nope").statusCode()).isEqualTo(404);
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(Controller.class)
+	static class Application {
+
+	}
+
+	@RestController
+	static class Controller {
+
+		@GetMapping("/orders/{user}")
+		@RateLimit(name = "orders", key = "#user", max = "2", window = "1m", algorithm = Algorithm.SLIDING_WINDOW_LOG)
+		public String orders(@PathVariable String user) {
+			return "ok";
+		}
+
+		@GetMapping("/by-ip")
+		@RateLimit(name = "by-ip", key = "#ip", max = "3", window = "1m")
+		public String byIp() {
+			return "ok";
+		}
+
+		@GetMapping("/seckill/{sku}")
+		@RateLimit(name = "seckill", key = "#sku", max = "1", window = "1m", fallback = "busy")
+		public String seckill(@PathVariable String sku) {
+			return "bought " + sku;
+		}
+
+		public String busy(String sku, RateLimitExceededException rejection) {
+			return "busy, try again later";
+		}
+
+		@GetMapping("/metered")
+		@RateLimit(name = "metered", max = "3", window = "1h", algorithm = Algorithm.FIXED_WINDOW)
+		public String metered() {
+			return "ok";
+		}
+
+	}
+
+}
