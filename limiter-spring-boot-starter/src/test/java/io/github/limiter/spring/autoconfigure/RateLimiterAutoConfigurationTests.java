@@ -104,6 +104,25 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
+	void healthIsDownWhenRedisDoesNotAnswer() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class, RateLimiterHealthAutoConfiguration.class))
+			.withBean(RedisConnectionFactory.class, () -> {
+				LettuceConnectionFactory factory = new LettuceConnectionFactory(
+						new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort()));
+				factory.afterPropertiesSet();
+				return factory;
+			})
+			.run(context -> {
+				Object indicator = context.getBean("rateLimiterHealthIndicator");
+				Object health = indicator.getClass().getMethod("health").invoke(indicator);
+				Object status = health.getClass().getMethod("getStatus").invoke(health);
+				assertThat(status).hasToString("DOWN");
+				assertThat(health.toString()).contains("backend=redis");
+			});
+	}
+
+	@Test
 	void canBeSwitchedOff() {
 		this.runner.withPropertyValues("limiter.enabled=false")
 			.run(context -> assertThat(context).doesNotHaveBean(RateLimiter.class).doesNotHaveBean(RateLimitAdvisor.class));

@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = WebRedisIntegrationTests.Application.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=health,metrics,prometheus,ratelimiters",
-				"management.endpoint.ratelimiters.access=unrestricted" })
+				"management.endpoint.ratelimiters.access=unrestricted", "management.endpoint.health.show-details=always" })
 class WebRedisIntegrationTests {
 
 	private static final String PREFIX = TestRedis.uniquePrefix();
@@ -150,6 +150,13 @@ class WebRedisIntegrationTests {
 		assertThat(delete("/actuator/ratelimiters/orders/" + user).statusCode()).isEqualTo(204);
 		assertThat(get("/actuator/ratelimiters/orders/" + user).body()).contains("\"available\":2");
 		assertThat(get("/actuator/ratelimiters/nope").statusCode()).isEqualTo(404);
+	}
+
+	@Test
+	void healthShowsTheBackendAnswering() throws Exception {
+		HttpResponse<String> health = get("/actuator/health/rateLimiter");
+		assertThat(health.statusCode()).isEqualTo(200);
+		assertThat(health.body()).contains("\"status\":\"UP\"").contains("\"backend\":\"redis\"").contains("latencyMillis");
 	}
 
 	@SpringBootConfiguration
