@@ -34,7 +34,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = WebRedisIntegrationTests.Application.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=health,metrics,prometheus,ratelimiters",
-				"management.endpoint.ratelimiters.access=unrestricted", "management.endpoint.health.show-details=always" })
+				"management.endpoint.ratelimiters.access=unrestricted", "management.endpoint.health.show-details=always",
+				// Spring Boot 3 switches metrics export off in tests unless asked.
+				"management.prometheus.metrics.export.enabled=true" })
 class WebRedisIntegrationTests {
 
 	private static final String PREFIX = TestRedis.uniquePrefix();
