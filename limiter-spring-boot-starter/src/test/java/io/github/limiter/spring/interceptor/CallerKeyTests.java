@@ -1,0 +1,105 @@
+package io.github.limiter.spring.interceptor;
+
+import java.util.List;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
+import org.springframework.security.authentication.TestingAuthenticationToken;
+import org.springframework.security.core.context.SecurityContextHolder;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+
+import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Keys from who is calling: the authenticated principal, the request and the client IP.
+ */
+class CallerKeyTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
+		.withBean(Api.class)
+		.withPropertyValues("limiter.backend=local");
+
+	@AfterEach
+	void clear() {
+		SecurityContextHolder.clearContext();
+		RequestContextHolder.resetRequestAttributes();
+	}
+
+	private static MockHttpServletResponse request(String remoteAddress, String tenant) {
+		MockHttpServletRequest request = new MockHttpServletRequest();
+		request.setRemoteAddr(remoteAddress);
+		request.addHeader("X-Tenant", tenant);
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		RequestContextHolder.setRequestAttributes(new ServletRequestAttributes(request, response));
+		return response;
+	}
+
+	@Test
+	void perAuthenticatedPrincipal() {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			SecurityContextHolder.getContext().setAuthentication(new TestingAuthenticationToken("alice", "pw", List.of()));
+			api.perUser();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(api::perUser);
+			SecurityContextHolder.getContext().setAuthentication(new TestingAuthenticationToken("bob", "pw", List.of()));
+			api.perUser();
+		});
+	}
+
+	@Test
+	void perRequestHeaderAndPerClientIp() {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			MockHttpServletResponse response = request("10.0.0.1", "acme");
+			api.perTenant();
+			assertThat(response.getHeader("RateLimit")).isEqualTo("\"Api.perTenant\";r=0;t=60");
+			assertThat(response.getHeader("RateLimit-Policy")).isEqualTo("\"Api.perTenant\";q=1;w=60");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(api::perTenant);
+			request("10.0.0.1", "globex");
+			api.perTenant();
+
+			request("10.0.0.1", "acme");
+			api.perIp();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(api::perIp);
+			request("10.0.0.2", "acme");
+			api.perIp();
+		});
+	}
+
+	@Test
+	void headersOnAdmittedResponsesCanBeSwitchedOff() {
+		this.runner.withPropertyValues("limiter.headers.enabled=false").run(context -> {
+			MockHttpServletResponse response = request("10.0.0.1", "acme");
+			context.getBean(Api.class).perTenant();
+			assertThat(response.getHeader("RateLimit")).isNull();
+		});
+	}
+
+	static class Api {
+
+		@RateLimit(key = "#principal?.name", max = "1", window = "1m")
+		public void perUser() {
+		}
+
+		@RateLimit(key = "#request.getHeader('X-Tenant')", max = "1", window = "1m")
+		public void perTenant() {
+		}
+
+		@RateLimit(key = "#ip", max = "1", window = "1m")
+		public void perIp() {
+		}
+
+	}
+
+}
