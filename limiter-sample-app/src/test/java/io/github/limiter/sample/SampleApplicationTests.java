@@ -17,18 +17,31 @@ class SampleApplicationTests {
 	@LocalServerPort
 	int port;
 
+	private final HttpClient client = HttpClient.newHttpClient();
+
+	private HttpResponse<String> get(String path) throws Exception {
+		return this.client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path)).build(),
+				HttpResponse.BodyHandlers.ofString());
+	}
+
 	@Test
 	void greetingTurnsInto429AfterTheBurst() throws Exception {
-		HttpClient client = HttpClient.newHttpClient();
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/hello")).build();
 		for (int i = 4; i >= 0; i--) {
-			HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+			HttpResponse<String> response = get("/hello");
 			assertThat(response.statusCode()).isEqualTo(200);
-			assertThat(response.headers().firstValue("X-RateLimit-Remaining")).hasValue(Integer.toString(i));
+			String remaining = "\"greeting\";r=" + i + ";";
+			assertThat(response.headers().firstValue("RateLimit")).hasValueSatisfying(
+					value -> assertThat(value).startsWith(remaining));
 		}
-		HttpResponse<String> limited = client.send(request, HttpResponse.BodyHandlers.ofString());
+		HttpResponse<String> limited = get("/hello");
 		assertThat(limited.statusCode()).isEqualTo(429);
 		assertThat(limited.headers().firstValue("Retry-After")).hasValue("1");
+		assertThat(limited.headers().firstValue("RateLimit-Policy")).hasValue("\"greeting\";q=5;w=5");
+		assertThat(limited.body()).contains("\"title\":\"Too Many Requests\"");
+
+		assertThat(get("/actuator/ratelimiters").body()).contains("\"name\":\"greeting\"").contains("\"backend\":\"local\"");
+		assertThat(get("/actuator/metrics/limiter.decisions?tag=limit:greeting&tag=outcome:blocked").body())
+			.contains("\"value\":1.0");
 	}
 
 }
