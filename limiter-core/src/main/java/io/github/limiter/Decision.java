@@ -36,8 +36,10 @@ public final class Decision {
 
 	private final List<Decision> parts;
 
+	private final Origin origin;
+
 	private Decision(String limitName, boolean allowed, long limit, long remaining, long retryAfterMicros,
-			long resetAfterMicros, long delayMicros, long timeMicros, String token, List<Decision> parts) {
+			long resetAfterMicros, long delayMicros, long timeMicros, String token, List<Decision> parts, Origin origin) {
 		this.limitName = limitName;
 		this.allowed = allowed;
 		this.limit = limit;
@@ -48,6 +50,7 @@ public final class Decision {
 		this.timeMicros = timeMicros;
 		this.token = token;
 		this.parts = parts;
+		this.origin = origin;
 	}
 
 	/**
@@ -66,7 +69,7 @@ public final class Decision {
 	public static Decision of(String limitName, boolean allowed, long limit, long remaining, long retryAfterMicros,
 			long resetAfterMicros, long delayMicros, long timeMicros, String token) {
 		return new Decision(limitName, allowed, limit, Math.max(0, remaining), Math.max(0, retryAfterMicros),
-				Math.max(0, resetAfterMicros), Math.max(0, delayMicros), timeMicros, token, List.of());
+				Math.max(0, resetAfterMicros), Math.max(0, delayMicros), timeMicros, token, List.of(), Origin.BACKEND);
 	}
 
 	/**
@@ -95,8 +98,14 @@ public final class Decision {
 				binding = part;
 			}
 		}
+		Origin origin = Origin.BACKEND;
+		for (Decision part : parts) {
+			if (part.origin != Origin.BACKEND) {
+				origin = part.origin;
+			}
+		}
 		return new Decision(binding.limitName, allowed, binding.limit, binding.remaining, allowed ? 0 : retryAfter,
-				binding.resetAfterMicros, allowed ? delay : 0, time, null, List.copyOf(parts));
+				binding.resetAfterMicros, allowed ? delay : 0, time, null, List.copyOf(parts), origin);
 	}
 
 	private static boolean binds(Decision candidate, Decision current) {
@@ -110,6 +119,25 @@ public final class Decision {
 			return candidate.remaining < current.remaining;
 		}
 		return candidate.resetAfterMicros > current.resetAfterMicros;
+	}
+
+	/**
+	 * The same decision, made by another means than the backend (a failure policy).
+	 * @param origin who decided
+	 * @return a new decision
+	 */
+	public Decision withOrigin(Origin origin) {
+		List<Decision> parts = this.parts.stream().map(part -> part.withOrigin(origin)).toList();
+		return new Decision(this.limitName, this.allowed, this.limit, this.remaining, this.retryAfterMicros,
+				this.resetAfterMicros, this.delayMicros, this.timeMicros, this.token, parts, origin);
+	}
+
+	/**
+	 * Who made this decision: the backend, or a failure policy while the backend was unavailable.
+	 * @return the origin
+	 */
+	public Origin origin() {
+		return this.origin;
 	}
 
 	/**
@@ -230,7 +258,7 @@ public final class Decision {
 				&& this.retryAfterMicros == that.retryAfterMicros && this.resetAfterMicros == that.resetAfterMicros
 				&& this.delayMicros == that.delayMicros && this.timeMicros == that.timeMicros
 				&& this.limitName.equals(that.limitName) && Objects.equals(this.token, that.token)
-				&& this.parts.equals(that.parts);
+				&& this.parts.equals(that.parts) && this.origin == that.origin;
 	}
 
 	@Override
@@ -240,10 +268,30 @@ public final class Decision {
 
 	@Override
 	public String toString() {
-		return "Decision[" + this.limitName + (this.allowed ? " allowed" : " rejected") + ", limit=" + this.limit
+		return "Decision[" + this.limitName + (this.allowed ? " allowed" : " rejected")
+				+ ((this.origin != Origin.BACKEND) ? " by " + this.origin : "") + ", limit=" + this.limit
 				+ ", remaining=" + this.remaining + ", retryAfter=" + this.retryAfterMicros + "us, resetAfter="
 				+ this.resetAfterMicros + "us, delay=" + this.delayMicros + "us"
 				+ (this.parts.isEmpty() ? "" : ", parts=" + this.parts) + "]";
+	}
+
+	/**
+	 * Who made a decision.
+	 */
+	public enum Origin {
+
+		/** The backend, normally. */
+		BACKEND,
+
+		/** The backend could not answer in time; the failure policy admitted the call. */
+		FAIL_OPEN,
+
+		/** The backend could not answer in time; the failure policy rejected the call. */
+		FAIL_CLOSED,
+
+		/** The backend could not answer in time; a local per-instance limit decided. */
+		LOCAL_FALLBACK
+
 	}
 
 }

@@ -20,6 +20,20 @@ public enum Operation {
 	 * Consume the cost on every limit whatever the outcome, saturating at the limit; the decision tells whether the
 	 * recorded calls were still within the limit. For example "record one more failed login".
 	 */
-	RECORD
+	RECORD,
+
+	/**
+	 * Decide and consume exactly like {@link #ACQUIRE}, for a limit in shadow mode: the caller lets the call through
+	 * whatever the answer and only counts the would-be rejections (to dark-launch a new limit).
+	 */
+	SHADOW;
+
+	/**
+	 * Whether the operation consumes when every limit has room and nothing otherwise.
+	 * @return {@code true} for {@link #ACQUIRE} and {@link #SHADOW}
+	 */
+	public boolean acquires() {
+		return this == ACQUIRE || this == SHADOW;
+	}
 
 }

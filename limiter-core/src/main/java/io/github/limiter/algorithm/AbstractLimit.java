@@ -70,6 +70,25 @@ public abstract class AbstractLimit<S> implements Limit {
 	 */
 	public abstract String[] scriptParameters(long clientNowMicros);
 
+	/**
+	 * This limit shared out among instances: the same algorithm and window with a capacity and rate divided by
+	 * {@code instances} (at least one permit). Used to size a local fallback limit while the shared backend is away.
+	 * @param instances the expected number of application instances, at least 1
+	 * @return the per-instance share of this limit
+	 */
+	public abstract AbstractLimit<S> dividedBy(int instances);
+
+	static long share(long value, int instances) {
+		return Math.max(1, value / checkInstances(instances));
+	}
+
+	static int checkInstances(int instances) {
+		if (instances < 1) {
+			throw new IllegalArgumentException("instances must be at least 1 but was " + instances);
+		}
+		return instances;
+	}
+
 	/** Number of strings {@link #scriptParameters(long)} returns. */
 	public static final int SCRIPT_PARAMETERS = 6;
 

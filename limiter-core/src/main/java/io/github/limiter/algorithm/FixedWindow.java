@@ -80,6 +80,14 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 	}
 
 	@Override
+	public FixedWindow dividedBy(int instances) {
+		Builder builder = builder(name()).limit(share(this.limit, instances)).scope(scope());
+		return (this.calendarUnit != null)
+				? builder.calendar(this.calendarUnit, this.zone).firstDayOfWeek(this.firstDayOfWeek).build()
+				: builder.window(Duration.ofNanos(this.windowMicros * 1000)).build();
+	}
+
+	@Override
 	public Algorithm algorithm() {
 		return Algorithm.FIXED_WINDOW;
 	}

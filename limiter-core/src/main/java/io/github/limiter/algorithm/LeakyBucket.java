@@ -70,6 +70,12 @@ public final class LeakyBucket extends AbstractLimit<Double> {
 	}
 
 	@Override
+	public LeakyBucket dividedBy(int instances) {
+		return new LeakyBucket(name(), this.rate, this.period.multipliedBy(checkInstances(instances)),
+				this.burst / instances, this.nodelay, scope());
+	}
+
+	@Override
 	public Algorithm algorithm() {
 		return Algorithm.LEAKY_BUCKET;
 	}

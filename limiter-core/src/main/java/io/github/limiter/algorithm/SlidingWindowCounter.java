@@ -47,6 +47,12 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 	}
 
 	@Override
+	public SlidingWindowCounter dividedBy(int instances) {
+		return new SlidingWindowCounter(name(), share(this.limit, instances), Duration.ofNanos(this.windowMicros * 1000),
+				scope());
+	}
+
+	@Override
 	public Algorithm algorithm() {
 		return Algorithm.SLIDING_WINDOW_COUNTER;
 	}

@@ -50,6 +50,11 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 	}
 
 	@Override
+	public SlidingWindowLog dividedBy(int instances) {
+		return new SlidingWindowLog(name(), share(this.limit, instances), retention(), scope());
+	}
+
+	@Override
 	public Algorithm algorithm() {
 		return Algorithm.SLIDING_WINDOW_LOG;
 	}

@@ -62,6 +62,13 @@ public final class TokenBucket extends AbstractLimit<Double> {
 	}
 
 	@Override
+	public TokenBucket dividedBy(int instances) {
+		// The same tokens over a period n times longer: exactly 1/n of the rate.
+		return new TokenBucket(name(), share(this.capacity, instances), this.refillTokens,
+				this.refillPeriod.multipliedBy(instances), scope());
+	}
+
+	@Override
 	public Algorithm algorithm() {
 		return Algorithm.TOKEN_BUCKET;
 	}

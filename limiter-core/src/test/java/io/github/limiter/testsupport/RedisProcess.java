@@ -89,6 +89,36 @@ public final class RedisProcess implements AutoCloseable {
 	}
 
 	/**
+	 * Freezes the server ({@code kill -STOP}): connections stay open, nothing answers.
+	 */
+	public void freeze() {
+		signal("STOP");
+	}
+
+	/**
+	 * Resumes a frozen server ({@code kill -CONT}).
+	 */
+	public void resume() {
+		signal("CONT");
+	}
+
+	private void signal(String signal) {
+		try {
+			Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).inheritIO().start();
+			if (kill.waitFor() != 0) {
+				throw new IllegalStateException("kill -" + signal + " " + pid() + " failed");
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
 	 * The URI, for clients.
 	 * @return {@code redis://127.0.0.1:<port>}
 	 */
@@ -154,6 +184,7 @@ public final class RedisProcess implements AutoCloseable {
 	@Override
 	public void close() {
 		if (this.process.isAlive()) {
+			resume();
 			this.process.destroy();
 			try {
 				if (!this.process.waitFor(5, TimeUnit.SECONDS)) {

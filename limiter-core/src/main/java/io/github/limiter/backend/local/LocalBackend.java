@@ -155,7 +155,7 @@ public final class LocalBackend implements RateLimiterBackend {
 			LimitRequest request = requests.get(i);
 			Outcome<?> outcome = outcomes[i];
 			String token = null;
-			if (operation == Operation.ACQUIRE) {
+			if (operation.acquires()) {
 				if (all) {
 					entries[i].state = outcome.next();
 					token = (request.limit().algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null;

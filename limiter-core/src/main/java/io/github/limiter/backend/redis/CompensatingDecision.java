@@ -39,24 +39,25 @@ public final class CompensatingDecision {
 			return units.get(0).run(operation).thenApply(Decision::combine);
 		}
 		Decision[] parts = new Decision[size];
-		if (operation != Operation.ACQUIRE) {
+		if (!operation.acquires()) {
 			return runAll(units, 0, operation, parts).thenApply(ignored -> Decision.combine(Arrays.asList(parts)));
 		}
-		return acquire(units, 0, parts).thenApply(ignored -> Decision.combine(Arrays.asList(parts)));
+		return acquire(units, 0, operation, parts).thenApply(ignored -> Decision.combine(Arrays.asList(parts)));
 	}
 
-	private static CompletionStage<Void> acquire(List<DecisionUnit> units, int index, Decision[] parts) {
+	private static CompletionStage<Void> acquire(List<DecisionUnit> units, int index, Operation operation,
+			Decision[] parts) {
 		if (index == units.size()) {
 			return CompletableFuture.completedFuture(null);
 		}
 		DecisionUnit unit = units.get(index);
-		return unit.run(Operation.ACQUIRE).handle((decisions, failure) -> {
+		return unit.run(operation).handle((decisions, failure) -> {
 			if (failure != null) {
 				return refund(units, index).thenCompose(ignored -> CompletableFuture.<Void>failedFuture(failure));
 			}
 			boolean allowed = place(unit, decisions, parts);
 			if (allowed) {
-				return acquire(units, index + 1, parts);
+				return acquire(units, index + 1, operation, parts);
 			}
 			return refund(units, index).thenCombine(runAll(units, index + 1, Operation.CHECK, parts), (a, b) -> (Void) null);
 		}).thenCompose(stage -> stage);

@@ -128,7 +128,7 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 	private static String operationCode(Operation operation) {
 		return switch (operation) {
-			case ACQUIRE -> "a";
+			case ACQUIRE, SHADOW -> "a";
 			case CHECK -> "c";
 			case RECORD -> "r";
 		};
@@ -220,7 +220,7 @@ public class RedisScriptBackend implements RateLimiterBackend {
 				Limit limit = this.requests.get(i).limit();
 				int base = 2 + 5 * i;
 				boolean allowed = number(reply.get(base)) == 1;
-				String token = (operation == Operation.ACQUIRE && all
+				String token = (operation.acquires() && all
 						&& limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? this.token : null;
 				decisions.add(Decision.of(limit.name(), allowed, limit.capacity(), number(reply.get(base + 1)),
 						number(reply.get(base + 2)), number(reply.get(base + 3)), number(reply.get(base + 4)), now, token));

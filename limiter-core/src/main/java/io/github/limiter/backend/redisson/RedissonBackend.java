@@ -179,7 +179,7 @@ public final class RedissonBackend implements RateLimiterBackend {
 		public CompletionStage<List<Decision>> run(Operation operation) {
 			long cost = this.request.cost();
 			CompletionStage<Boolean> verdict = ensureRate(this.limiter, this.rate).thenCompose(ready -> switch (operation) {
-				case ACQUIRE, RECORD -> this.limiter.tryAcquireAsync(cost);
+				case ACQUIRE, SHADOW, RECORD -> this.limiter.tryAcquireAsync(cost);
 				case CHECK -> this.limiter.availablePermitsAsync().thenApply(available -> available >= cost);
 			});
 			return verdict.thenCompose(allowed -> this.limiter.availablePermitsAsync().thenApply(available -> {

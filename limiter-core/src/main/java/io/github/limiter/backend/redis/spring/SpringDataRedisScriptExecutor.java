@@ -6,8 +6,10 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
 
-import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
@@ -20,18 +22,28 @@ import io.github.limiter.backend.redis.RedisScriptExecutor;
  * Runs the limiter script through Spring Data Redis, on any {@link RedisConnectionFactory} (Lettuce or Jedis,
  * standalone, Sentinel or Cluster).
  *
- * <p>On Lettuce, asynchronous decisions use the native asynchronous connection and block no thread. On other clients
- * they run the blocking call on the given executor.
+ * <p>On Lettuce, decisions use the native asynchronous connection and block no thread, not even to connect: until a
+ * first connection exists, it is opened on a background thread and decisions wait for it asynchronously, so a Redis
+ * that is down at startup cannot hold a caller. On Jedis, which has no asynchronous API, decisions run the blocking
+ * call on the given executor.
  */
 public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor {
 
 	private static final boolean LETTUCE_PRESENT = isPresent("io.lettuce.core.RedisFuture");
 
+	private static final ExecutorService CONNECTOR = Executors.newCachedThreadPool(runnable -> {
+		Thread thread = new Thread(runnable, "limiter-redis-connect");
+		thread.setDaemon(true);
+		return thread;
+	});
+
 	private final RedisConnectionFactory connectionFactory;
 
 	private final Executor blockingExecutor;
 
-	private volatile Boolean cluster;
+	private final boolean cluster;
+
+	private final AtomicReference<CompletableFuture<Void>> connected = new AtomicReference<>();
 
 	/**
 	 * Creates an executor.
@@ -41,6 +53,7 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 	public SpringDataRedisScriptExecutor(RedisConnectionFactory connectionFactory, Executor blockingExecutor) {
 		this.connectionFactory = Objects.requireNonNull(connectionFactory, "connection factory must not be null");
 		this.blockingExecutor = Objects.requireNonNull(blockingExecutor, "executor must not be null");
+		this.cluster = clusterAware(connectionFactory);
 	}
 
 	/**
@@ -55,35 +68,78 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 
 	@Override
 	public boolean isCluster() {
-		Boolean result = this.cluster;
-		if (result == null) {
-			try (RedisConnection connection = this.connectionFactory.getConnection()) {
-				result = connection instanceof RedisClusterConnection;
+		return this.cluster;
+	}
+
+	/** Whether the factory is configured for a cluster, read from its configuration: no connection is opened. */
+	private static boolean clusterAware(RedisConnectionFactory factory) {
+		for (String method : new String[] { "isClusterAware", "isRedisClusterAware" }) {
+			try {
+				return (Boolean) factory.getClass().getMethod(method).invoke(factory);
 			}
-			this.cluster = result;
+			catch (ReflectiveOperationException | ClassCastException ex) {
+				// not this client
+			}
 		}
-		return result;
+		try (RedisConnection connection = factory.getConnection()) {
+			return connection instanceof org.springframework.data.redis.connection.RedisClusterConnection;
+		}
 	}
 
 	@Override
 	public CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args) {
 		byte[][] keysAndArgs = encode(keys, args);
-		if (LETTUCE_PRESENT) {
-			RedisConnection connection = this.connectionFactory.getConnection();
-			CompletionStage<List<Object>> reply;
-			try {
-				reply = LettuceAsync.evalSha(connection, script, keys.size(), keysAndArgs);
-			}
-			catch (RuntimeException ex) {
-				connection.close();
-				throw ex;
-			}
-			if (reply != null) {
-				return reply.whenComplete((result, failure) -> connection.close());
-			}
-			connection.close();
+		if (!LETTUCE_PRESENT) {
+			return blocking(script, keys.size(), keysAndArgs);
 		}
-		return CompletableFuture.supplyAsync(() -> executeBlocking(script, keys.size(), keysAndArgs), this.blockingExecutor);
+		CompletableFuture<Void> ready = this.connected.get();
+		if (ready != null && ready.isDone() && !ready.isCompletedExceptionally()) {
+			return executeConnected(script, keys.size(), keysAndArgs);
+		}
+		return connect().thenCompose(done -> executeConnected(script, keys.size(), keysAndArgs));
+	}
+
+	/** Opens the first connection on a background thread, once at a time; a failed attempt is retried by the next call. */
+	private CompletableFuture<Void> connect() {
+		while (true) {
+			CompletableFuture<Void> current = this.connected.get();
+			if (current != null && !current.isCompletedExceptionally()) {
+				return current;
+			}
+			CompletableFuture<Void> attempt = new CompletableFuture<>();
+			if (this.connected.compareAndSet(current, attempt)) {
+				CONNECTOR.execute(() -> {
+					try (RedisConnection connection = this.connectionFactory.getConnection()) {
+						attempt.complete(null);
+					}
+					catch (RuntimeException ex) {
+						attempt.completeExceptionally(ex);
+					}
+				});
+				return attempt;
+			}
+		}
+	}
+
+	private CompletionStage<List<Object>> executeConnected(LimiterScript script, int numKeys, byte[][] keysAndArgs) {
+		RedisConnection connection = this.connectionFactory.getConnection();
+		CompletionStage<List<Object>> reply;
+		try {
+			reply = LettuceAsync.evalSha(connection, script, numKeys, keysAndArgs);
+		}
+		catch (RuntimeException ex) {
+			connection.close();
+			throw ex;
+		}
+		if (reply != null) {
+			return reply.whenComplete((result, failure) -> connection.close());
+		}
+		connection.close();
+		return blocking(script, numKeys, keysAndArgs);
+	}
+
+	private CompletionStage<List<Object>> blocking(LimiterScript script, int numKeys, byte[][] keysAndArgs) {
+		return CompletableFuture.supplyAsync(() -> executeBlocking(script, numKeys, keysAndArgs), this.blockingExecutor);
 	}
 
 	private List<Object> executeBlocking(LimiterScript script, int numKeys, byte[][] keysAndArgs) {

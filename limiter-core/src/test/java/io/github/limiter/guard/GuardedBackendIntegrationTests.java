@@ -1,0 +1,179 @@
+package io.github.limiter.guard;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.backend.redis.spring.SpringDataRedisScriptExecutor;
+import io.github.limiter.backend.redisson.RedissonBackend;
+import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.testsupport.RedisProcess;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * With Redis frozen ({@code kill -STOP}), every decision returns within the deadline plus a margin under each failure
+ * policy; the circuit opens so that calls stop paying the deadline, and closes again once Redis answers.
+ */
+class GuardedBackendIntegrationTests {
+
+	private static final Duration DEADLINE = Duration.ofMillis(50);
+
+	/** Generous for a shared two-core machine; the clients' own timeouts are seconds. */
+	private static final long MARGIN_MILLIS = 400;
+
+	private final Limit limit = TokenBucket.of("guarded", 100, Duration.ofMinutes(1));
+
+	private RedisProcess redis;
+
+	private LettuceConnectionFactory lettuce;
+
+	@BeforeEach
+	void start() {
+		this.redis = RedisProcess.start();
+		this.lettuce = new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", this.redis.port()));
+		this.lettuce.afterPropertiesSet();
+		this.lettuce.start();
+	}
+
+	@AfterEach
+	void stop() {
+		this.redis.resume();
+		this.lettuce.destroy();
+		this.redis.close();
+	}
+
+	private GuardedBackend guard(RateLimiterBackend backend, FailurePolicy policy) {
+		return GuardedBackend.builder(backend)
+			.deadline(DEADLINE)
+			.circuitBreaker(3, Duration.ofMillis(300))
+			.failurePolicy(requests -> policy)
+			.expectedInstances(4)
+			.build();
+	}
+
+	private RateLimiterBackend lettuceBackend() {
+		return SpringDataRedisScriptExecutor.backend(this.lettuce, Runnable::run).keyPrefix("g:").build();
+	}
+
+	private static Timed decide(RateLimiterBackend backend, Limit limit) {
+		long start = System.nanoTime();
+		Decision decision = backend.decide(List.of(LimitRequest.of(limit, "k")), Operation.ACQUIRE);
+		return new Timed(decision, (System.nanoTime() - start) / 1_000_000);
+	}
+
+	record Timed(Decision decision, long millis) {
+
+	}
+
+	@Test
+	void eachPolicyDecidesWithinTheDeadlineWhileRedisIsFrozen() {
+		GuardedBackend open = guard(lettuceBackend(), FailurePolicy.FAIL_OPEN);
+		GuardedBackend closed = guard(lettuceBackend(), FailurePolicy.FAIL_CLOSED);
+		GuardedBackend local = guard(lettuceBackend(), FailurePolicy.LOCAL);
+		assertThat(decide(open, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+
+		this.redis.freeze();
+		Timed admitted = decide(open, this.limit);
+		assertThat(admitted.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+		assertThat(admitted.decision().allowed()).isTrue();
+		assertThat(admitted.decision().origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+
+		Timed rejected = decide(closed, this.limit);
+		assertThat(rejected.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+		assertThat(rejected.decision().allowed()).isFalse();
+		assertThat(rejected.decision().origin()).isEqualTo(Decision.Origin.FAIL_CLOSED);
+		assertThat(rejected.decision().retryAfter()).isPositive();
+
+		Timed fallback = decide(local, this.limit);
+		assertThat(fallback.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+		assertThat(fallback.decision().origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		assertThat(fallback.decision().limit()).as("a quarter of the limit for 4 instances").isEqualTo(25);
+		assertThat(local.stats().degradedDecisions()).isEqualTo(1);
+		assertThat(local.stats().lastFailure().message()).isEqualTo("no answer within 50 ms");
+	}
+
+	@Test
+	void theCircuitOpensStopsPayingTheDeadlineAndClosesWhenRedisAnswersAgain() throws Exception {
+		GuardedBackend guarded = guard(lettuceBackend(), FailurePolicy.LOCAL);
+		this.redis.freeze();
+		for (int i = 0; i < 3; i++) {
+			decide(guarded, this.limit);
+		}
+		assertThat(guarded.breaker().state()).isEqualTo(CircuitBreaker.State.OPEN);
+		for (int i = 0; i < 50; i++) {
+			Timed fast = decide(guarded, this.limit);
+			assertThat(fast.millis()).as("an open circuit answers at once").isLessThan(DEADLINE.toMillis());
+			assertThat(fast.decision().origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		}
+		this.redis.resume();
+		Thread.sleep(350);
+		Timed probe = decide(guarded, this.limit);
+		assertThat(probe.decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+		assertThat(guarded.breaker().state()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(decide(guarded, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+	}
+
+	@Test
+	void aBlockingClientIsCutOffAtTheDeadlineToo() {
+		JedisConnectionFactory jedis = new JedisConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", this.redis.port()));
+		jedis.afterPropertiesSet();
+		jedis.start();
+		ExecutorService calls = Executors.newCachedThreadPool();
+		try {
+			GuardedBackend guarded = GuardedBackend.builder(
+					SpringDataRedisScriptExecutor.backend(jedis, Runnable::run).keyPrefix("g:").build())
+				.deadline(DEADLINE)
+				.failurePolicy(requests -> FailurePolicy.FAIL_OPEN)
+				.callExecutor(calls)
+				.build();
+			assertThat(decide(guarded, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+			this.redis.freeze();
+			Timed timed = decide(guarded, this.limit);
+			assertThat(timed.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+			assertThat(timed.decision().origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
+		}
+		finally {
+			this.redis.resume();
+			calls.shutdownNow();
+			jedis.destroy();
+		}
+	}
+
+	@Test
+	void redissonWithItsLongRetriesIsCutOffAtTheDeadline() {
+		Config config = new Config();
+		config.useSingleServer().setAddress(this.redis.uri());
+		RedissonClient redisson = Redisson.create(config);
+		try {
+			GuardedBackend guarded = guard(RedissonBackend.builder(redisson).keyPrefix("g:").build(), FailurePolicy.FAIL_CLOSED);
+			assertThat(decide(guarded, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+			this.redis.freeze();
+			Timed timed = decide(guarded, this.limit);
+			assertThat(timed.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+			assertThat(timed.decision().allowed()).isFalse();
+		}
+		finally {
+			this.redis.resume();
+			redisson.shutdown();
+		}
+	}
+
+}
