@@ -3,7 +3,8 @@
 --
 -- KEYS: one key per limit.
 -- ARGV[1]: '' to read the time from Redis (always, in production), or a time in microseconds (tests only).
--- ARGV[2]: the operation: 'a' acquire, 'c' check, 'r' record, 'f' refund, 'x' delete.
+-- ARGV[2]: the operation: 'a' acquire, 'c' check, 'r' record, 'x' delete, or 'f<time>' refund of an acquire
+--          decided at <time> (microseconds, as returned by that acquire).
 -- ARGV[3]: a token unique to this call, stored as the sliding-log member.
 -- ARGV[4...]: seven per limit: algorithm code, cost, then five algorithm parameters.
 -- Returns {now, all allowed (0/1), then five per limit: allowed (0/1), remaining, retry after, reset after, delay}.
@@ -43,9 +44,10 @@ end
 local outcomes = {}
 local all = true
 
-if op == 'f' then
+if string.sub(op, 1, 1) == 'f' then
+  local charged = tonumber(string.sub(op, 2))
   for _, l in ipairs(limits) do
-    l.algorithm.refund(l.key, l.code, l.p, now, l.cost, token)
+    l.algorithm.refund(l.key, l.code, l.p, now, l.cost, token, charged)
   end
   return {now, 1}
 end

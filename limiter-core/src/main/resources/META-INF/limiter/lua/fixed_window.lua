@@ -65,9 +65,11 @@ ALGORITHMS['fw'] = {
     end
     fixed_store(key, {start, math.min(p[1], count + cost), stop}, now)
   end,
-  refund = function(key, code, p, now, cost, token)
+  refund = function(key, code, p, now, cost, token, charged)
+    -- Only the window that was charged: if it has ended, the permits left with it.
+    local start = fixed_bounds(code, p, charged)
     local state = fixed_read(key)
-    if state then
+    if state and state[1] == start then
       redis.call('SET', key, fmt_int(state[1]) .. ' ' .. fmt_int(math.max(0, state[2] - cost)), 'KEEPTTL')
     end
   end

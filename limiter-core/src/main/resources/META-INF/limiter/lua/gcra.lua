@@ -45,7 +45,7 @@ ALGORITHMS['gc'] = {
     local tat = tonumber(redis.call('GET', key)) or now
     gcra_store(key, math.min(math.max(tat, now) + cost * p[2], now + p[1] * p[2]), now)
   end,
-  refund = function(key, code, p, now, cost, token)
+  refund = function(key, code, p, now, cost, token, charged)
     local tat = tonumber(redis.call('GET', key))
     if tat then
       gcra_store(key, tat - cost * p[2], now)

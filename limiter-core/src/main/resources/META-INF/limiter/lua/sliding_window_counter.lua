@@ -64,11 +64,22 @@ ALGORITHMS['sc'] = {
     local current, previous = counter_read(key, window, start)
     counter_store(key, window, now, start, math.min(p[1], current + cost), previous)
   end,
-  refund = function(key, code, p, now, cost, token)
+  refund = function(key, code, p, now, cost, token, charged)
+    -- Give back to the window that was charged, whether it is still the current one or now the previous one.
+    local window = p[2]
+    local start = math.floor(charged / window) * window
     local v = redis.call('GET', key)
     if v then
       local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
-      redis.call('SET', key, s .. ' ' .. fmt_int(math.max(0, tonumber(c) - cost)) .. ' ' .. pr, 'KEEPTTL')
+      s, c, pr = tonumber(s), tonumber(c), tonumber(pr)
+      if s == start then
+        c = math.max(0, c - cost)
+      elseif s == start + window then
+        pr = math.max(0, pr - cost)
+      else
+        return
+      end
+      redis.call('SET', key, fmt_int(s) .. ' ' .. fmt_int(c) .. ' ' .. fmt_int(pr), 'KEEPTTL')
     end
   end
 }

@@ -37,15 +37,28 @@ local function log_evaluate(key, code, p, now, cost)
   return {false, limit - count, tonumber(oldest[2]) + window - now, newest_reset(), 0}
 end
 
+-- At most this many members per command: Lua's unpack cannot spread more than a few thousand values.
+local LOG_CHUNK = 500
+
 local function log_add(key, window, now, cost, token)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt_int(now - window))
-  local args = {}
-  for i, member in ipairs(log_members(token, cost)) do
-    args[2 * i - 1] = fmt_int(now)
-    args[2 * i] = member
+  local members = log_members(token, cost)
+  local score = fmt_int(now)
+  for first = 1, #members, LOG_CHUNK do
+    local args = {}
+    for i = first, math.min(first + LOG_CHUNK - 1, #members) do
+      args[#args + 1] = score
+      args[#args + 1] = members[i]
+    end
+    redis.call('ZADD', key, unpack(args))
   end
-  redis.call('ZADD', key, unpack(args))
   redis.call('PEXPIRE', key, ttl_millis(window))
+end
+
+local function log_remove(key, members)
+  for first = 1, #members, LOG_CHUNK do
+    redis.call('ZREM', key, unpack(members, first, math.min(first + LOG_CHUNK - 1, #members)))
+  end
 end
 
 ALGORITHMS['sl'] = {
@@ -57,7 +70,7 @@ ALGORITHMS['sl'] = {
     log_add(key, p[2], now, cost, token)
     redis.call('ZREMRANGEBYRANK', key, 0, -(p[1] + 1))
   end,
-  refund = function(key, code, p, now, cost, token)
-    redis.call('ZREM', key, unpack(log_members(token, cost)))
+  refund = function(key, code, p, now, cost, token, charged)
+    log_remove(key, log_members(token, cost))
   end
 }

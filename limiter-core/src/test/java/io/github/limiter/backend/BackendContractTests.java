@@ -400,6 +400,27 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aLimitSwitchedToAnotherAlgorithmStartsAfresh() {
+		Limit before = TokenBucket.of("switched", 1, Duration.ofHours(1));
+		Limit after = SlidingWindowLog.of("switched", 2, Duration.ofHours(1));
+		assertThat(this.limiter.acquire(before, "k").allowed()).isTrue();
+		assertThat(this.limiter.acquire(before, "k").allowed()).isFalse();
+		assertThat(this.limiter.acquire(after, "k").remaining()).isEqualTo(1);
+		assertThat(this.limiter.acquire(after, "k").allowed()).isTrue();
+		assertThat(this.limiter.acquire(after, "k").allowed()).isFalse();
+	}
+
+	@Test
+	void aSlidingLogTakesLargeCosts() {
+		Limit limit = SlidingWindowLog.of("bulk", 20_000, Duration.ofMinutes(1));
+		assertDecision(this.limiter.acquire(limit, "k", 12_000), true, 8_000, 0, Duration.ofMinutes(1));
+		assertThat(this.limiter.acquire(limit, "k", 9_000).allowed()).isFalse();
+		assertThat(this.limiter.acquire(limit, "k", 8_000).remaining()).isZero();
+		this.limiter.reset(limit, "k");
+		assertThat(this.limiter.record(limit, "k").remaining()).isEqualTo(19_999);
+	}
+
+	@Test
 	void hostileKeysAreJustKeys() {
 		Limit limit = FixedWindow.of("hostile", 1, Duration.ofMinutes(1));
 		String[] keys = { "", "{tag}", "}{", "a\r\nb", "ümlaut😀", "x".repeat(10_000), "~abc" };

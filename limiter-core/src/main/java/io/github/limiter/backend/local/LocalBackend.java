@@ -27,8 +27,8 @@ import io.github.limiter.spi.RateLimiterBackend;
  * In-process backend: the algorithms' own logic over a concurrent map, with the semantics of the Redis backends.
  *
  * <p>Limits hold per JVM only. Memory is bounded: keys whose state has expired are dropped, and when more than
- * {@code maxKeys} keys are live the oldest-inserted ones are evicted (an evicted key starts afresh, which can only
- * admit more, never less). Decisions over several limits lock their keys in a fixed order, so they are all or nothing
+ * {@code maxKeys} keys are live, arbitrary ones are evicted down to 90% of the bound (an evicted key starts afresh,
+ * which can only admit more, never less). Decisions over several limits lock their keys in a fixed order, so they are all or nothing
  * and never deadlock.
  */
 public final class LocalBackend implements RateLimiterBackend {
@@ -94,7 +94,6 @@ public final class LocalBackend implements RateLimiterBackend {
 		if (requests.isEmpty()) {
 			throw new IllegalArgumentException("a decision needs at least one limit request");
 		}
-		long now = this.clock.nowMicros();
 		Entry[] locked = new Entry[requests.size()];
 		Integer[] order = new Integer[requests.size()];
 		StoreKey[] keys = new StoreKey[requests.size()];
@@ -105,31 +104,32 @@ public final class LocalBackend implements RateLimiterBackend {
 		if (order.length > 1) {
 			Arrays.sort(order, Comparator.comparing((Integer i) -> keys[i]));
 		}
-		Decision decision = lockAndDecide(requests, keys, order, 0, locked, operation, now);
+		Decision decision = lockAndDecide(requests, keys, order, 0, locked, operation);
 		// Sweep with no entry locked: sweeping locks entries one by one, which could deadlock under held locks.
 		if (this.sweepDue) {
-			sweep(now);
+			sweep(this.clock.nowMicros());
 		}
 		return decision;
 	}
 
 	/** Locks the entries one after the other in key order, then decides with all of them held. */
 	private Decision lockAndDecide(List<LimitRequest> requests, StoreKey[] keys, Integer[] order, int depth,
-			Entry[] locked, Operation operation, long now) {
+			Entry[] locked, Operation operation) {
 		if (depth == order.length) {
-			return decideLocked(requests, locked, operation, now);
+			// The time is read with every entry held, so decisions on one key see non-decreasing times.
+			return decideLocked(requests, locked, operation, this.clock.nowMicros());
 		}
 		int index = order[depth];
 		if (depth > 0 && keys[index].equals(keys[order[depth - 1]])) {
 			locked[index] = locked[order[depth - 1]];
-			return lockAndDecide(requests, keys, order, depth + 1, locked, operation, now);
+			return lockAndDecide(requests, keys, order, depth + 1, locked, operation);
 		}
 		while (true) {
 			Entry entry = entry(keys[index]);
 			synchronized (entry) {
 				if (!entry.removed) {
 					locked[index] = entry;
-					return lockAndDecide(requests, keys, order, depth + 1, locked, operation, now);
+					return lockAndDecide(requests, keys, order, depth + 1, locked, operation);
 				}
 			}
 		}

@@ -7,15 +7,18 @@ import java.util.Base64;
 
 import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
+import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.spi.InstanceIdentity;
 
 /**
- * How limits and keys become Redis keys: {@code <prefix>{<tag>}<limit name>:<key>}.
+ * How limits and keys become Redis keys: {@code <prefix>{<tag>}<storage>:<limit name>:<key>}.
  *
  * <p>The hash tag is derived from the key alone (six hex digits of a hash), so every limit of one user lands in the
  * same cluster slot and can be decided in one script, and user input can never choose the slot: whatever braces it
  * contains come after the tag. Key material that is long or not printable ASCII is replaced by its SHA-256, so stored
- * keys stay short and identical input gives identical keys on every JVM.
+ * keys stay short and identical input gives identical keys on every JVM. The storage code ({@code fw}, {@code sl},
+ * {@code sc}, {@code gc}, or {@code rr} for Redisson's RRateLimiter) separates state of different shapes, so that
+ * switching a limit to another algorithm starts it afresh instead of failing on a key of the wrong type.
  */
 public final class KeyLayout {
 
@@ -49,25 +52,40 @@ public final class KeyLayout {
 	 * @return the key
 	 */
 	public String key(LimitRequest request) {
-		return key(request, request.limit().scope() == Limit.Scope.PER_INSTANCE);
+		return key(request, request.limit().scope() == Limit.Scope.PER_INSTANCE, storage(request.limit().algorithm()));
 	}
 
 	/**
 	 * The Redis key of a request, with or without this instance's ID.
 	 * @param request the request
 	 * @param perInstance whether to include this instance's ID, so that each instance has its own state
+	 * @param storage the code of the state's shape
 	 * @return the key
 	 */
-	public String key(LimitRequest request, boolean perInstance) {
+	public String key(LimitRequest request, boolean perInstance, String storage) {
 		Limit limit = request.limit();
 		String material = material(request.key());
 		String tag = tag(material.isEmpty() ? limit.name() : material);
 		StringBuilder key = new StringBuilder(this.prefix.length() + limit.name().length() + material.length() + 24);
-		key.append(this.prefix).append('{').append(tag).append('}').append(limit.name());
+		key.append(this.prefix).append('{').append(tag).append('}').append(storage).append(':').append(limit.name());
 		if (perInstance) {
 			key.append('@').append(InstanceIdentity.id());
 		}
 		return key.append(':').append(material).toString();
+	}
+
+	/**
+	 * The code of the state an algorithm keeps in Redis. Token and leaky buckets share theirs (both are GCRA).
+	 * @param algorithm the algorithm
+	 * @return a two-letter code
+	 */
+	static String storage(Algorithm algorithm) {
+		return switch (algorithm) {
+			case FIXED_WINDOW -> "fw";
+			case SLIDING_WINDOW_LOG -> "sl";
+			case SLIDING_WINDOW_COUNTER -> "sc";
+			case TOKEN_BUCKET, LEAKY_BUCKET -> "gc";
+		};
 	}
 
 	static String material(String key) {

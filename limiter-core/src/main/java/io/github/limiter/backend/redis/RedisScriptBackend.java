@@ -147,6 +147,9 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 		private final List<String> keys;
 
+		/** Redis time of this unit's last decision: a refund gives back to the window charged then. */
+		private volatile long chargedAt;
+
 		ScriptUnit(List<LimitRequest> requests, List<Integer> positions, String now, String token) {
 			this.requests = requests;
 			this.positions = positions;
@@ -170,7 +173,7 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 		@Override
 		public CompletionStage<Void> refund() {
-			return call("f").thenApply(reply -> null);
+			return call("f" + this.chargedAt).thenApply(reply -> null);
 		}
 
 		CompletionStage<List<Object>> call(String operation) {
@@ -214,6 +217,7 @@ public class RedisScriptBackend implements RateLimiterBackend {
 				throw new BackendException("unexpected reply from the limiter script for " + this + ": " + reply, null);
 			}
 			long now = number(reply.get(0));
+			this.chargedAt = now;
 			boolean all = number(reply.get(1)) == 1;
 			List<Decision> decisions = new ArrayList<>(this.requests.size());
 			for (int i = 0; i < this.requests.size(); i++) {

@@ -115,7 +115,7 @@ public final class RedissonBackend implements RateLimiterBackend {
 	}
 
 	private RRateLimiter rateLimiter(LimitRequest request) {
-		return this.redisson.getRateLimiter(this.scripts.layout().key(request, false));
+		return this.redisson.getRateLimiter(this.scripts.layout().key(request, false, "rr"));
 	}
 
 	static RateLimiterConfig rateOf(TokenBucket bucket) {
@@ -177,11 +177,18 @@ public final class RedissonBackend implements RateLimiterBackend {
 
 		@Override
 		public CompletionStage<List<Decision>> run(Operation operation) {
+			CompletionStage<Boolean> verdict = verdict(operation).handle((allowed, failure) -> {
+				if (failure == null) {
+					return CompletableFuture.completedFuture(allowed);
+				}
+				if (!isNotInitialized(failure)) {
+					return CompletableFuture.<Boolean>failedFuture(failure);
+				}
+				// The limiter expired while idle (its keep-alive), or Redis lost it: set the rate again, once.
+				RedissonBackend.this.configured.remove(this.limiter.getName());
+				return verdict(operation);
+			}).thenCompose(stage -> stage);
 			long cost = this.request.cost();
-			CompletionStage<Boolean> verdict = ensureRate(this.limiter, this.rate).thenCompose(ready -> switch (operation) {
-				case ACQUIRE, SHADOW, RECORD -> this.limiter.tryAcquireAsync(cost);
-				case CHECK -> this.limiter.availablePermitsAsync().thenApply(available -> available >= cost);
-			});
 			return verdict.thenCompose(allowed -> this.limiter.availablePermitsAsync().thenApply(available -> {
 				// Like the scripts, a check reports what would remain after the call.
 				long remaining = (operation == Operation.CHECK && allowed) ? available - cost : available;
@@ -193,6 +200,23 @@ public final class RedissonBackend implements RateLimiterBackend {
 					}
 					return decisions;
 				});
+		}
+
+		private CompletionStage<Boolean> verdict(Operation operation) {
+			long cost = this.request.cost();
+			return ensureRate(this.limiter, this.rate).thenCompose(ready -> switch (operation) {
+				case ACQUIRE, SHADOW, RECORD -> this.limiter.tryAcquireAsync(cost);
+				case CHECK -> this.limiter.availablePermitsAsync().thenApply(available -> available >= cost);
+			});
+		}
+
+		private static boolean isNotInitialized(Throwable failure) {
+			for (Throwable t = failure; t != null; t = (t.getCause() == t) ? null : t.getCause()) {
+				if (t.getMessage() != null && t.getMessage().contains("RateLimiter is not initialized")) {
+					return true;
+				}
+			}
+			return false;
 		}
 
 		private Decision decision(boolean allowed, long available) {

@@ -77,7 +77,7 @@ class RedissonRateLimiterTests {
 		Decision decision = restarted.acquire(raised, "k");
 		assertThat(decision.allowed()).isTrue();
 		assertThat(decision.remaining()).as("the two permits taken before still count").isEqualTo(2);
-		RateLimiterConfig stored = redisson.getRateLimiter(this.prefix + "{" + tag("k") + "}changed:k").getConfig();
+		RateLimiterConfig stored = redisson.getRateLimiter(this.prefix + "{" + tag("k") + "}rr:changed:k").getConfig();
 		assertThat(stored.getRate()).isEqualTo(5);
 		assertThat(stored.getRateInterval()).isEqualTo(60_000);
 	}
@@ -130,6 +130,15 @@ class RedissonRateLimiterTests {
 		assertThat(limiter.acquire(both).allowed()).isTrue();
 		assertThat(limiter.acquire(both).allowed()).isFalse();
 		assertThat(limiter.check(bucket, "k").remaining()).as("one taken, one more would leave one").isEqualTo(1);
+	}
+
+	@Test
+	void aLimiterThatExpiredWhileIdleIsSetUpAgain() throws InterruptedException {
+		RateLimiter limiter = limiter(redisson);
+		Limit limit = TokenBucket.of("idle", 2, Duration.ofSeconds(1));
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		Thread.sleep(1500);
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
 	}
 
 	@Test

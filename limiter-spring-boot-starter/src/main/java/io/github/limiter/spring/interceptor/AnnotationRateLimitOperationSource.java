@@ -92,14 +92,13 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		if (annotations.isEmpty() && specific != method) {
 			annotations.addAll(AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimit.class, RateLimits.class));
 		}
-		if (Modifier.isPublic(specific.getModifiers())) {
-			annotations.addAll(0,
-					AnnotatedElementUtils.findMergedRepeatableAnnotations(userClass, RateLimit.class, RateLimits.class));
-		}
-		if (annotations.isEmpty()) {
+		List<RateLimit> typeAnnotations = Modifier.isPublic(specific.getModifiers()) ? new ArrayList<>(
+				AnnotatedElementUtils.findMergedRepeatableAnnotations(userClass, RateLimit.class, RateLimits.class))
+				: List.of();
+		if (annotations.isEmpty() && typeAnnotations.isEmpty()) {
 			return null;
 		}
-		return this.parser.parse(specific, userClass, annotations);
+		return this.parser.parse(specific, userClass, annotations, typeAnnotations);
 	}
 
 	/** Two methods may share a limit by naming it, but then they must define it the same way. */

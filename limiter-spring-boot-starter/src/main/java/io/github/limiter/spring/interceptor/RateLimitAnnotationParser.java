@@ -62,15 +62,29 @@ final class RateLimitAnnotationParser {
 		this.placeholders = placeholders;
 	}
 
-	RateLimitedMethod parse(Method method, Class<?> targetClass, List<RateLimit> annotations) {
+	/**
+	 * Parses the annotations of a method.
+	 * @param method the method
+	 * @param targetClass the target class
+	 * @param annotations the method's own annotations
+	 * @param typeAnnotations the annotations of its class, which apply to it too
+	 * @return the limited method
+	 */
+	RateLimitedMethod parse(Method method, Class<?> targetClass, List<RateLimit> annotations,
+			List<RateLimit> typeAnnotations) {
 		String where = method.getDeclaringClass().getName() + "." + method.getName()
 				+ parameterList(method, false);
 		List<RateLimitOperation> operations = new ArrayList<>(annotations.size());
 		String fallbackName = null;
 		String[] names = this.parameterNames.getParameterNames(method);
-		for (RateLimit annotation : annotations) {
+		List<RateLimit> all = new ArrayList<>(typeAnnotations);
+		all.addAll(annotations);
+		for (int i = 0; i < all.size(); i++) {
+			RateLimit annotation = all.get(i);
 			Resolver resolver = new Resolver(annotation, where);
-			operations.add(operation(annotation, resolver, method, targetClass, names));
+			// A class-level limit gets a name of its own, so it never merges with the method's own limit.
+			String defaultName = describe(method, targetClass) + ((i < typeAnnotations.size()) ? "[class]" : "");
+			operations.add(operation(annotation, resolver, method, targetClass, names, defaultName));
 			String fallback = resolver.text("fallback", annotation.fallback());
 			if (StringUtils.hasText(fallback)) {
 				if (fallbackName != null && !fallbackName.equals(fallback)) {
@@ -82,9 +96,9 @@ final class RateLimitAnnotationParser {
 		}
 		Set<String> seen = new HashSet<>();
 		for (RateLimitOperation operation : operations) {
-			if (!seen.add(operation.limit().name() + "\u0000" + operation.keyExpression())) {
+			if (!seen.add(operation.limit().name())) {
 				throw new IllegalStateException("Invalid @RateLimit on " + where + ": limit '" + operation.limit().name()
-						+ "' with key '" + operation.keyExpression() + "' is declared twice");
+						+ "' is declared twice on the method; give each @RateLimit its own name");
 			}
 		}
 		FallbackMethod fallback = null;
@@ -101,10 +115,10 @@ final class RateLimitAnnotationParser {
 	}
 
 	private RateLimitOperation operation(RateLimit annotation, Resolver resolver, Method method, Class<?> targetClass,
-			String[] names) {
+			String[] names, String defaultName) {
 		String name = resolver.text("name", annotation.name());
 		if (!StringUtils.hasText(name)) {
-			name = describe(method, targetClass);
+			name = defaultName;
 		}
 		Algorithm algorithm = resolver.algorithm(annotation.algorithm());
 		Setting<Long> max = resolver.setting("max", annotation.max(), Policy::getMax, Long::valueOf, null);
@@ -119,6 +133,12 @@ final class RateLimitAnnotationParser {
 		Setting<Limit.Scope> scope = resolver.setting("scope", annotation.scope(), Policy::getScope,
 				value -> Limit.Scope.valueOf(value.trim().replace('-', '_').toUpperCase(Locale.ROOT)), Limit.Scope.SHARED);
 
+		if (algorithm != Algorithm.FIXED_WINDOW || (!calendar.explicit() && window.explicit())) {
+			// A calendar from the defaults applies only to fixed windows that set no window of their own.
+			if (!calendar.explicit()) {
+				calendar = new Setting<>(null, "", calendar.origin(), Level.BUILT_IN);
+			}
+		}
 		resolver.acceptedBy(algorithm, capacity, Algorithm.TOKEN_BUCKET);
 		resolver.acceptedBy(algorithm, burst, Algorithm.LEAKY_BUCKET);
 		resolver.acceptedBy(algorithm, nodelay, Algorithm.LEAKY_BUCKET);

@@ -18,8 +18,9 @@ import io.github.limiter.LimitRequest;
  * RateLimit: "api";r=42;t=18
  * </pre>
  *
- * {@code q} is the limit's capacity, {@code w} its window in seconds, {@code r} the permits remaining, {@code t} the
- * seconds until the limit is full again.
+ * {@code q} is the limit's capacity, {@code w} its window in seconds (for a window that is not a whole number of
+ * seconds, {@code w} is rounded up and {@code q} scaled to it, so {@code q/w} is the limit's rate), {@code r} the
+ * permits remaining, {@code t} the seconds until the limit is full again.
  */
 public final class RateLimitHeaders {
 
@@ -45,8 +46,11 @@ public final class RateLimitHeaders {
 	public static String policy(List<LimitRequest> requests) {
 		StringJoiner value = new StringJoiner(", ");
 		for (LimitRequest request : requests) {
-			value.add(name(request.limit().name()) + ";q=" + request.limit().capacity() + ";w="
-					+ seconds(request.limit().window()));
+			// w is whole seconds; when the window is not, q is scaled to that rounded window so the rate stays true.
+			Duration window = request.limit().window();
+			long w = Math.max(1, seconds(window));
+			long q = (long) Math.floor(request.limit().capacity() * (w * 1e9 / window.toNanos()));
+			value.add(name(request.limit().name()) + ";q=" + Math.max(q, request.limit().capacity()) + ";w=" + w);
 		}
 		return value.toString();
 	}

@@ -121,6 +121,24 @@ class RateLimitAnnotationTests {
 	}
 
 	@Test
+	void aClassLevelLimitAndTheMethodsOwnAreBothApplied() {
+		this.runner.run(context -> {
+			Reports reports = context.getBean(Reports.class);
+			reports.perUser("a");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> reports.perUser("b"))
+				.satisfies(ex -> assertThat(ex.getDecision().limitName()).isEqualTo("Reports.perUser[class]"));
+		});
+	}
+
+	@Test
+	void aCalendarInTheDefaultsLeavesOtherAlgorithmsAlone() {
+		this.runner.withPropertyValues("limiter.defaults.calendar=day").run(context -> {
+			assertThat(context).hasNotFailed();
+			context.getBean(Orders.class).place("calendar");
+		});
+	}
+
+	@Test
 	void aNullKeyGoesToASharedBucketByDefault() {
 		this.runner.run(context -> {
 			Orders orders = context.getBean(Orders.class);
@@ -264,6 +282,10 @@ class RateLimitAnnotationTests {
 		}
 
 		public void weekly() {
+		}
+
+		@RateLimit(key = "#user", max = "5", window = "1h")
+		public void perUser(String user) {
 		}
 
 	}
