@@ -1,9 +1,13 @@
 package io.github.limiter;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 import io.github.limiter.event.RateLimiterListener;
 import io.github.limiter.spi.RateLimiterBackend;
@@ -20,6 +24,9 @@ import io.github.limiter.spi.RateLimiterBackend;
  * <p>Instances are immutable and thread-safe; {@link #withListener} returns a new one.
  */
 public final class RateLimiter {
+
+	/** Most decisions one waiting acquisition asks for. */
+	public static final int MAX_WAIT_ATTEMPTS = 3;
 
 	private static final System.Logger logger = System.getLogger(RateLimiter.class.getName());
 
@@ -88,6 +95,62 @@ public final class RateLimiter {
 	 */
 	public Decision acquire(LimitRequest... requests) {
 		return decide(List.of(requests), Operation.ACQUIRE);
+	}
+
+	/**
+	 * Takes the permits of every limit, waiting up to {@code maxWait} for them instead of being rejected at once
+	 * (nginx {@code burst} without {@code nodelay}, Redisson {@code tryAcquire(timeout)}). The wait is the decision's
+	 * retry-after: the backend is asked again at most {@value #MAX_WAIT_ATTEMPTS} times in all, never polled, and not
+	 * at all when the retry-after already exceeds what is left of {@code maxWait}.
+	 * @param requests the limits and keys
+	 * @param maxWait the longest wait
+	 * @return the last decision: allowed, or the rejection to report
+	 * @throws InterruptedException when the waiting thread is interrupted
+	 */
+	public Decision acquire(List<LimitRequest> requests, Duration maxWait) throws InterruptedException {
+		long deadline = System.nanoTime() + maxWait.toNanos();
+		Decision decision = decide(requests, Operation.ACQUIRE);
+		for (int attempt = 1; attempt < MAX_WAIT_ATTEMPTS && !decision.allowed(); attempt++) {
+			long wait = waitNanos(decision, deadline);
+			if (wait < 0) {
+				break;
+			}
+			TimeUnit.NANOSECONDS.sleep(wait);
+			decision = decide(requests, Operation.ACQUIRE);
+		}
+		return decision;
+	}
+
+	/**
+	 * Like {@link #acquire(List, Duration)}, without blocking: the waits are scheduled, not slept.
+	 * @param requests the limits and keys
+	 * @param maxWait the longest wait
+	 * @return the last decision
+	 */
+	public CompletionStage<Decision> acquireAsync(List<LimitRequest> requests, Duration maxWait) {
+		long deadline = System.nanoTime() + maxWait.toNanos();
+		return acquireAsync(requests, deadline, 1);
+	}
+
+	private CompletionStage<Decision> acquireAsync(List<LimitRequest> requests, long deadline, int attempt) {
+		return decideAsync(requests, Operation.ACQUIRE).thenCompose(decision -> {
+			long wait = decision.allowed() || attempt >= MAX_WAIT_ATTEMPTS ? -1 : waitNanos(decision, deadline);
+			if (wait < 0) {
+				return CompletableFuture.completedFuture(decision);
+			}
+			Executor later = CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS);
+			return CompletableFuture.supplyAsync(() -> null, later)
+				.thenCompose(ignored -> acquireAsync(requests, deadline, attempt + 1));
+		});
+	}
+
+	/** How long to wait before asking again, or -1 when the permit cannot come within the deadline. */
+	private static long waitNanos(Decision decision, long deadline) {
+		long wait = decision.retryAfterMicros() * 1000;
+		if (wait <= 0 || System.nanoTime() + wait > deadline) {
+			return -1;
+		}
+		return wait;
 	}
 
 	/**

@@ -33,11 +33,18 @@ import io.github.limiter.spi.RateLimiterBackend;
  * that keeps failing until a probe succeeds.
  *
  * <p>The deadline holds whatever the client's own timeouts and retries are: the caller stops waiting, the late answer
- * is dropped. For a client that blocks the calling thread (Jedis), give an executor, so that the call runs there and
- * the caller can stop waiting. Decisions made without the backend carry their {@link Decision#origin() origin} and are
+ * is dropped. A client that blocks the calling thread ({@link RateLimiterBackend#blocksCaller()}, Jedis) is called
+ * on another thread (the given executor, or a shared pool of daemon threads), so that the caller can stop waiting. Decisions made without the backend carry their {@link Decision#origin() origin} and are
  * counted in {@link #stats()}.
  */
 public final class GuardedBackend implements RateLimiterBackend {
+
+	/** Where calls to a blocking client run when no executor was given, so that the deadline holds. */
+	private static final Executor BLOCKING_CALLS = java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
+		Thread thread = new Thread(runnable, "limiter-blocking-call");
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	private final RateLimiterBackend delegate;
 
@@ -67,7 +74,8 @@ public final class GuardedBackend implements RateLimiterBackend {
 		this.breaker = new CircuitBreaker(builder.failureThreshold, builder.openDuration, System::nanoTime);
 		this.policies = builder.policies;
 		this.instances = builder.instances;
-		this.callExecutor = builder.callExecutor;
+		this.callExecutor = (builder.callExecutor == null && this.delegate.blocksCaller()) ? BLOCKING_CALLS
+				: builder.callExecutor;
 		this.local = LocalBackend.create(TimeSource.SYSTEM, builder.localMaxKeys);
 	}
 

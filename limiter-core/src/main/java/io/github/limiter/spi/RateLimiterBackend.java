@@ -39,6 +39,15 @@ public interface RateLimiterBackend {
 	}
 
 	/**
+	 * Whether {@link #decideAsync} may block the calling thread (a client without an asynchronous API, such as Jedis),
+	 * so that a caller with a deadline knows to call it from another thread.
+	 * @return {@code false} unless the backend blocks
+	 */
+	default boolean blocksCaller() {
+		return false;
+	}
+
+	/**
 	 * Forgets the state of one key of a limit, as if it had never been used.
 	 * @param limit the limit
 	 * @param key the key

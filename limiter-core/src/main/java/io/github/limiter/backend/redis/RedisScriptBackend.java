@@ -80,6 +80,11 @@ public class RedisScriptBackend implements RateLimiterBackend {
 	}
 
 	@Override
+	public boolean blocksCaller() {
+		return this.executor.blocksCaller();
+	}
+
+	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		ScriptUnit unit = new ScriptUnit(List.of(LimitRequest.of(limit, key)), List.of(0), argumentTime(), "");
 		return unit.call("x").thenApply(reply -> null);

@@ -27,4 +27,12 @@ public interface RedisScriptExecutor {
 	 */
 	boolean isCluster();
 
+	/**
+	 * Whether {@link #execute} may block the calling thread.
+	 * @return {@code false} for clients with an asynchronous API
+	 */
+	default boolean blocksCaller() {
+		return false;
+	}
+
 }

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeoutException;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -57,9 +58,21 @@ public final class BackendHealth {
 	 */
 	Throwable check(Map<String, Object> details) {
 		details.put("backend", this.backendName);
+		RateLimiterBackend probed = this.backend;
+		if (this.backend instanceof GuardedBackend guarded) {
+			// Probe the backend itself: the guard would answer for it.
+			probed = guarded.delegate();
+			GuardedBackend.Stats stats = guarded.stats();
+			details.put("circuit", stats.breaker().name());
+			details.put("failures", stats.failures());
+			details.put("degradedDecisions", stats.degradedDecisions());
+			if (stats.lastFailure() != null) {
+				details.put("lastFailure", stats.lastFailure().message());
+			}
+		}
 		long start = System.nanoTime();
 		try {
-			this.backend.decideAsync(List.of(LimitRequest.of(PROBE, "probe")), Operation.CHECK)
+			probed.decideAsync(List.of(LimitRequest.of(PROBE, "probe")), Operation.CHECK)
 				.toCompletableFuture()
 				.get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
 			details.put("latencyMillis", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));

@@ -17,6 +17,7 @@ import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.RateLimiter;
+import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.interceptor.RateLimitOperation;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
@@ -61,7 +62,9 @@ public class RateLimitersEndpoint {
 	 */
 	@ReadOperation
 	public LimitsDescriptor limits() {
-		return new LimitsDescriptor(this.backend, new ArrayList<>(collect().values()));
+		GuardedBackend.Stats stats = (this.rateLimiter.backend() instanceof GuardedBackend guarded) ? guarded.stats() : null;
+		return new LimitsDescriptor(this.backend, (stats != null) ? FailureDescriptor.of(stats) : null,
+				new ArrayList<>(collect().values()));
 	}
 
 	/**
@@ -128,9 +131,32 @@ public class RateLimitersEndpoint {
 	 * All limits.
 	 *
 	 * @param backend the backend's name
+	 * @param failures how the backend has been doing: circuit state, failures, decisions made without it (absent for
+	 * the local backend)
 	 * @param limits the limits
 	 */
-	public record LimitsDescriptor(String backend, List<LimitDescriptor> limits) implements OperationResponseBody {
+	public record LimitsDescriptor(String backend, FailureDescriptor failures, List<LimitDescriptor> limits)
+			implements OperationResponseBody {
+
+	}
+
+	/**
+	 * How the backend has been doing.
+	 *
+	 * @param circuit the circuit breaker's state
+	 * @param failures calls that failed or missed the deadline
+	 * @param degradedDecisions decisions the failure policy made
+	 * @param lastFailure the last failure, or {@code null}
+	 * @param lastFailureAt when, or {@code null}
+	 */
+	public record FailureDescriptor(String circuit, long failures, long degradedDecisions, String lastFailure,
+			String lastFailureAt) {
+
+		static FailureDescriptor of(GuardedBackend.Stats stats) {
+			return new FailureDescriptor(stats.breaker().name(), stats.failures(), stats.degradedDecisions(),
+					(stats.lastFailure() != null) ? stats.lastFailure().message() : null,
+					(stats.lastFailure() != null) ? stats.lastFailure().at().toString() : null);
+		}
 
 	}
 
@@ -157,6 +183,10 @@ public class RateLimitersEndpoint {
 
 		private final String policy;
 
+		private final String onFailure;
+
+		private final boolean shadow;
+
 		private final String backend;
 
 		private final List<String> methods;
@@ -164,12 +194,12 @@ public class RateLimitersEndpoint {
 		private final KeyState state;
 
 		LimitDescriptor(RateLimitOperation operation, String backend) {
-			this(operation.limit(), operation.keyExpression(), operation.cost(), operation.policy(), backend,
-					new ArrayList<>(), null);
+			this(operation.limit(), operation.keyExpression(), operation.cost(), operation.policy(),
+					operation.failurePolicy().name(), operation.shadow(), backend, new ArrayList<>(), null);
 		}
 
-		private LimitDescriptor(Limit limit, String keyExpression, long cost, String policy, String backend,
-				List<String> methods, KeyState state) {
+		private LimitDescriptor(Limit limit, String keyExpression, long cost, String policy, String onFailure,
+				boolean shadow, String backend, List<String> methods, KeyState state) {
 			this.limit = limit;
 			this.name = limit.name();
 			this.algorithm = limit.algorithm().name();
@@ -179,14 +209,16 @@ public class RateLimitersEndpoint {
 			this.keyExpression = keyExpression;
 			this.cost = cost;
 			this.policy = policy;
+			this.onFailure = onFailure;
+			this.shadow = shadow;
 			this.backend = backend;
 			this.methods = methods;
 			this.state = state;
 		}
 
 		LimitDescriptor withState(KeyState state) {
-			return new LimitDescriptor(this.limit, this.keyExpression, this.cost, this.policy, this.backend, this.methods,
-					state);
+			return new LimitDescriptor(this.limit, this.keyExpression, this.cost, this.policy, this.onFailure, this.shadow,
+					this.backend, this.methods, state);
 		}
 
 		public String getName() {
@@ -223,6 +255,14 @@ public class RateLimitersEndpoint {
 
 		public String getPolicy() {
 			return this.policy;
+		}
+
+		public String getOnFailure() {
+			return this.onFailure;
+		}
+
+		public boolean isShadow() {
+			return this.shadow;
 		}
 
 		public String getBackend() {

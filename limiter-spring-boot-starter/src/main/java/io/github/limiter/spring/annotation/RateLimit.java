@@ -124,6 +124,43 @@ public @interface RateLimit {
 	String policy() default "";
 
 	/**
+	 * What happens when the backend cannot answer within {@code limiter.failure.deadline}: {@code local} (decide on a
+	 * per-instance share of the limit), {@code open} (admit) or {@code closed} (reject). Default:
+	 * {@code limiter.failure.policy}.
+	 * @return the failure policy, or a placeholder
+	 */
+	String onFailure() default "";
+
+	/**
+	 * Longest time a call may wait for a permit instead of being rejected, for example {@code 500ms}. The wait is
+	 * computed from the decision's retry-after (the backend is asked again at most a few times, never polled); a
+	 * blocking method waits on its thread, a reactive one is delayed without blocking. Default: no wait.
+	 * @return the longest wait, or a placeholder
+	 */
+	String maxWait() default "";
+
+	/**
+	 * Count only failed calls: the limit is checked before the call (rejecting when the key is over it) but a permit
+	 * is recorded only when the method throws one of these exceptions (or a subclass). For failed logins.
+	 * @return the exception types that count
+	 */
+	Class<? extends Throwable>[] recordOn() default {};
+
+	/**
+	 * Count only failed calls, as {@link #recordOn()}: a SpEL condition on {@code #result} (and the arguments),
+	 * evaluated after the call returns; {@code true} records a permit. For example {@code "#result == false"}.
+	 * @return the condition, or a placeholder
+	 */
+	String recordIf() default "";
+
+	/**
+	 * {@code true} to run the limit in shadow mode: decided and counted (outcome of operation {@code shadow}), but
+	 * never rejecting, to dark-launch a limit. Default: {@code limiter.shadow}.
+	 * @return {@code true} or {@code false}, or a placeholder
+	 */
+	String shadow() default "";
+
+	/**
 	 * Name of a method of the same class called instead when the call is rejected: same parameters, optionally
 	 * followed by a {@link io.github.limiter.RateLimitExceededException}, and a compatible return type.
 	 * @return the fallback method name, or a placeholder

@@ -13,6 +13,9 @@ final class BackendNames {
 	}
 
 	static String of(RateLimiterBackend backend) {
+		if (backend instanceof io.github.limiter.guard.GuardedBackend guarded) {
+			backend = guarded.delegate();
+		}
 		String type = backend.getClass().getName();
 		if (type.equals("io.github.limiter.backend.local.LocalBackend")) {
 			return "local";

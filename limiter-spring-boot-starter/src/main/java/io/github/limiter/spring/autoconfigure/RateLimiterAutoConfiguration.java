@@ -12,7 +12,14 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.ProblemDetail;
 
+import org.springframework.web.server.WebFilter;
+
 import io.github.limiter.RateLimiter;
+import io.github.limiter.backend.local.LocalBackend;
+import io.github.limiter.guard.FailurePolicy;
+import io.github.limiter.guard.GuardedBackend;
+import io.github.limiter.spring.interceptor.RateLimitOperationSource;
+import io.github.limiter.spring.web.ExchangeCaller;
 import io.github.limiter.event.RateLimiterListener;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.web.RateLimitExceptionHandler;
@@ -39,7 +46,7 @@ public final class RateLimiterAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimiter rateLimiter(ObjectProvider<RateLimiterBackend> backend, ObjectProvider<RateLimiterListener> listeners,
-			RateLimiterProperties properties) {
+			RateLimiterProperties properties, ObjectProvider<RateLimitOperationSource> source) {
 		RateLimiterBackend available = backend.getIfAvailable();
 		if (available == null) {
 			throw new IllegalStateException("limiter.backend=" + properties.getBackend().name().toLowerCase(java.util.Locale.ROOT)
@@ -50,11 +57,65 @@ public final class RateLimiterAutoConfiguration {
 						default -> "there is no RateLimiterBackend bean";
 					});
 		}
-		RateLimiter limiter = RateLimiter.of(available);
+		RateLimiter limiter = RateLimiter.of(guard(available, properties, source.getIfAvailable()));
 		for (RateLimiterListener listener : listeners.orderedStream().toList()) {
 			limiter = limiter.withListener(listener);
 		}
 		return limiter;
+	}
+
+	/**
+	 * Puts a deadline, a circuit breaker and the failure policy around a shared backend; the local backend needs none.
+	 */
+	private static RateLimiterBackend guard(RateLimiterBackend backend, RateLimiterProperties properties,
+			RateLimitOperationSource source) {
+		if (backend instanceof LocalBackend || backend instanceof GuardedBackend) {
+			return backend;
+		}
+		RateLimiterProperties.Failure failure = properties.getFailure();
+		FailurePolicy fallback = failure.getPolicy();
+		return GuardedBackend.builder(backend)
+			.deadline(failure.getDeadline())
+			.circuitBreaker(failure.getFailureThreshold(), failure.getOpenDuration())
+			.expectedInstances(failure.getExpectedInstances())
+			.localMaxKeys(properties.getLocal().getMaxKeys())
+			.failurePolicy(requests -> strictest(requests, source, fallback))
+			.build();
+	}
+
+	/** Of several limits decided together, the strictest policy wins: closed, then local, then open. */
+	static FailurePolicy strictest(java.util.List<io.github.limiter.LimitRequest> requests,
+			RateLimitOperationSource source, FailurePolicy fallback) {
+		FailurePolicy strictest = null;
+		for (io.github.limiter.LimitRequest request : requests) {
+			FailurePolicy policy = (source != null) ? source.failurePolicy(request.limit().name()) : null;
+			policy = (policy != null) ? policy : fallback;
+			if (strictest == null || rank(policy) > rank(strictest)) {
+				strictest = policy;
+			}
+		}
+		return (strictest != null) ? strictest : fallback;
+	}
+
+	private static int rank(FailurePolicy policy) {
+		return switch (policy) {
+			case FAIL_OPEN -> 0;
+			case LOCAL -> 1;
+			case FAIL_CLOSED -> 2;
+		};
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	@ConditionalOnClass(name = "org.springframework.web.server.WebFilter")
+	static class ReactiveWebConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(name = "rateLimitExchangeFilter")
+		WebFilter rateLimitExchangeFilter() {
+			return ExchangeCaller.FILTER;
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

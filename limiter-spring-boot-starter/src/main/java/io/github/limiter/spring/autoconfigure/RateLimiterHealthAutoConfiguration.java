@@ -92,7 +92,7 @@ public final class RateLimiterHealthAutoConfiguration {
 			RootBeanDefinition definition = new RootBeanDefinition(indicator);
 			BeanFactory factory = this.beanFactory;
 			definition.setInstanceSupplier(() -> {
-				RateLimiterBackend backend = factory.getBean(RateLimiterBackend.class);
+				RateLimiterBackend backend = factory.getBean(io.github.limiter.RateLimiter.class).backend();
 				try {
 					return new BackendHealth(backend, BackendNames.of(backend), Duration.ofSeconds(2))
 						.asHealthIndicator(this.healthPackage, classLoader);

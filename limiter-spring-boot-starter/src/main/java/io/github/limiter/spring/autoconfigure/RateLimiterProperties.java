@@ -12,6 +12,7 @@ import io.github.limiter.Limit;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.algorithm.CalendarUnit;
 import io.github.limiter.backend.redisson.RedissonBackend;
+import io.github.limiter.guard.FailurePolicy;
 
 /**
  * Configuration of the rate limiter, under {@code limiter.*}.
@@ -50,6 +51,13 @@ public class RateLimiterProperties {
 	 * Named policies that @RateLimit(policy = "...") refers to, so operators retune limits without recompiling.
 	 */
 	private final Map<String, Policy> policies = new LinkedHashMap<>();
+
+	/**
+	 * Whether every limit runs in shadow mode: decided and counted, never rejecting.
+	 */
+	private boolean shadow;
+
+	private final Failure failure = new Failure();
 
 	private final Aop aop = new Aop();
 
@@ -97,6 +105,18 @@ public class RateLimiterProperties {
 
 	public Map<String, Policy> getPolicies() {
 		return this.policies;
+	}
+
+	public boolean isShadow() {
+		return this.shadow;
+	}
+
+	public void setShadow(boolean shadow) {
+		this.shadow = shadow;
+	}
+
+	public Failure getFailure() {
+		return this.failure;
 	}
 
 	public Aop getAop() {
@@ -204,6 +224,46 @@ public class RateLimiterProperties {
 		 */
 		private Limit.Scope scope;
 
+		/**
+		 * What decides when the backend cannot answer in time: local, open or closed (limiter.failure.policy by
+		 * default).
+		 */
+		private FailurePolicy onFailure;
+
+		/**
+		 * Longest time a call may wait for a permit instead of being rejected (no wait by default).
+		 */
+		private Duration maxWait;
+
+		/**
+		 * Whether the limit runs in shadow mode: decided and counted, never rejecting.
+		 */
+		private Boolean shadow;
+
+		public FailurePolicy getOnFailure() {
+			return this.onFailure;
+		}
+
+		public void setOnFailure(FailurePolicy onFailure) {
+			this.onFailure = onFailure;
+		}
+
+		public Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(Duration maxWait) {
+			this.maxWait = maxWait;
+		}
+
+		public Boolean getShadow() {
+			return this.shadow;
+		}
+
+		public void setShadow(Boolean shadow) {
+			this.shadow = shadow;
+		}
+
 		public Algorithm getAlgorithm() {
 			return this.algorithm;
 		}
@@ -282,6 +342,80 @@ public class RateLimiterProperties {
 
 		public void setScope(Limit.Scope scope) {
 			this.scope = scope;
+		}
+
+	}
+
+	/**
+	 * Backend outages.
+	 */
+	public static class Failure {
+
+		/**
+		 * What decides when the backend cannot answer in time: 'local' decides on a per-instance share of each limit
+		 * (the limit divided by expected-instances), 'open' admits, 'closed' rejects.
+		 */
+		private FailurePolicy policy = FailurePolicy.LOCAL;
+
+		/**
+		 * Longest a decision may wait for the backend before the failure policy decides, whatever the Redis client's
+		 * own timeouts and retries.
+		 */
+		private Duration deadline = Duration.ofMillis(50);
+
+		/**
+		 * Number of application instances expected to share the limits; the 'local' policy divides limits by it.
+		 */
+		private int expectedInstances = 1;
+
+		/**
+		 * Consecutive backend failures that open the circuit, after which calls stop waiting for the backend.
+		 */
+		private int failureThreshold = 5;
+
+		/**
+		 * How long the circuit stays open before one call probes the backend again.
+		 */
+		private Duration openDuration = Duration.ofSeconds(5);
+
+		public FailurePolicy getPolicy() {
+			return this.policy;
+		}
+
+		public void setPolicy(FailurePolicy policy) {
+			this.policy = policy;
+		}
+
+		public Duration getDeadline() {
+			return this.deadline;
+		}
+
+		public void setDeadline(Duration deadline) {
+			this.deadline = deadline;
+		}
+
+		public int getExpectedInstances() {
+			return this.expectedInstances;
+		}
+
+		public void setExpectedInstances(int expectedInstances) {
+			this.expectedInstances = expectedInstances;
+		}
+
+		public int getFailureThreshold() {
+			return this.failureThreshold;
+		}
+
+		public void setFailureThreshold(int failureThreshold) {
+			this.failureThreshold = failureThreshold;
+		}
+
+		public Duration getOpenDuration() {
+			return this.openDuration;
+		}
+
+		public void setOpenDuration(Duration openDuration) {
+			this.openDuration = openDuration;
 		}
 
 	}

@@ -17,6 +17,7 @@ import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringValueResolver;
 
+import io.github.limiter.guard.FailurePolicy;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.annotation.RateLimits;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
@@ -36,6 +37,8 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 	private final Map<Class<?>, Boolean> checkedClasses = new ConcurrentHashMap<>(64);
 
 	private final Map<String, RateLimitedMethod> limitOwners = new ConcurrentHashMap<>();
+
+	private final Map<String, FailurePolicy> failurePolicies = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates a source.
@@ -104,6 +107,7 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 	/** Two methods may share a limit by naming it, but then they must define it the same way. */
 	private RateLimitedMethod register(RateLimitedMethod method) {
 		for (RateLimitOperation operation : method.operations()) {
+			this.failurePolicies.put(operation.limit().name(), operation.failurePolicy());
 			RateLimitedMethod owner = this.limitOwners.putIfAbsent(operation.limit().name(), method);
 			if (owner != null && owner != method) {
 				RateLimitOperation other = owner.operations()
@@ -122,6 +126,11 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		return method;
 	}
 
+	@Override
+	public FailurePolicy failurePolicy(String limitName) {
+		return this.failurePolicies.get(limitName);
+	}
+
 	private static void validate(RateLimiterProperties properties) {
 		validate("limiter.defaults", properties.getDefaults());
 		properties.getPolicies().forEach((name, policy) -> validate("limiter.policies." + name, policy));
@@ -133,6 +142,9 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		positive(prefix + ".capacity", policy.getCapacity());
 		if (policy.getBurst() != null && policy.getBurst() < 0) {
 			throw new IllegalStateException("Invalid " + prefix + ".burst = '" + policy.getBurst() + "': must not be negative");
+		}
+		if (policy.getMaxWait() != null && policy.getMaxWait().isNegative()) {
+			throw new IllegalStateException("Invalid " + prefix + ".max-wait = '" + policy.getMaxWait() + "': must not be negative");
 		}
 		Duration window = policy.getWindow();
 		if (window != null && (window.isNegative() || window.isZero())) {

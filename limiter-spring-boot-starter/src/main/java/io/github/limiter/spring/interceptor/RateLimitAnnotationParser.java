@@ -33,6 +33,7 @@ import io.github.limiter.algorithm.LeakyBucket;
 import io.github.limiter.algorithm.SlidingWindowCounter;
 import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.guard.FailurePolicy;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties.Policy;
@@ -194,36 +195,74 @@ final class RateLimitAnnotationParser {
 					"exceeds the capacity " + limit.capacity() + " of the limit, so no call could ever pass");
 		}
 		String keyText = resolver.text("key", annotation.key());
-		Expression key = StringUtils.hasText(keyText) ? parseKey(resolver, keyText, method, names) : null;
-		return new RateLimitOperation(limit, cost.value, (keyText != null) ? keyText : "", key, resolver.policyName);
+		Expression key = StringUtils.hasText(keyText) ? parseKey(resolver, "key", keyText, method, names, Set.of())
+				: null;
+
+		Setting<FailurePolicy> onFailure = resolver.setting("onFailure", annotation.onFailure(), Policy::getOnFailure,
+				RateLimitAnnotationParser::failurePolicy, this.properties.getFailure().getPolicy());
+		Setting<Duration> maxWait = resolver.setting("maxWait", annotation.maxWait(), Policy::getMaxWait,
+				DurationStyle::detectAndParse, Duration.ZERO);
+		if (maxWait.value.isNegative()) {
+			throw resolver.invalid(maxWait.origin, maxWait.text, "must not be negative");
+		}
+		Setting<Boolean> shadow = resolver.setting("shadow", annotation.shadow(), Policy::getShadow, Resolver::bool,
+				this.properties.isShadow());
+		String recordIfText = resolver.text("recordIf", annotation.recordIf());
+		Expression recordIf = StringUtils.hasText(recordIfText)
+				? parseKey(resolver, "recordIf", recordIfText, method, names, Set.of("result")) : null;
+		List<Class<? extends Throwable>> recordOn = List.of(annotation.recordOn());
+		boolean failuresOnly = recordIf != null || !recordOn.isEmpty();
+		if (failuresOnly && shadow.value) {
+			throw resolver.invalid(shadow.origin, shadow.text,
+					"cannot be combined with recordOn/recordIf: a limit that counts only failures is checked, never acquired");
+		}
+		if (failuresOnly && !maxWait.value.isZero()) {
+			throw resolver.invalid(maxWait.origin, maxWait.text,
+					"cannot be combined with recordOn/recordIf: waiting does not make a failure count expire sooner");
+		}
+		return new RateLimitOperation(limit, cost.value, (keyText != null) ? keyText : "", key, resolver.policyName,
+				onFailure.value, maxWait.value, shadow.value, recordOn, recordIf);
 	}
 
-	private Expression parseKey(Resolver resolver, String text, Method method, String[] names) {
+	private static FailurePolicy failurePolicy(String value) {
+		return switch (value.trim().toLowerCase(Locale.ROOT).replace('_', '-')) {
+			case "open", "fail-open" -> FailurePolicy.FAIL_OPEN;
+			case "closed", "fail-closed" -> FailurePolicy.FAIL_CLOSED;
+			case "local" -> FailurePolicy.LOCAL;
+			default -> throw new IllegalArgumentException("expected local, open or closed");
+		};
+	}
+
+	private Expression parseKey(Resolver resolver, String attribute, String text, Method method, String[] names,
+			Set<String> extra) {
 		Expression expression;
 		try {
 			expression = this.expressionParser.parseExpression(text);
 		}
 		catch (ParseException ex) {
-			throw resolver.invalid("attribute 'key'", text, "is not a valid SpEL expression: " + ex.getMessage());
+			throw resolver.invalid("attribute '" + attribute + "'", text, "is not a valid SpEL expression: " + ex.getMessage());
 		}
 		if (expression instanceof SpelExpression spel) {
-			checkVariables(resolver, text, spel.getAST(), method, names);
+			checkVariables(resolver, attribute, text, spel.getAST(), method, names, extra);
 		}
 		return expression;
 	}
 
-	private void checkVariables(Resolver resolver, String text, SpelNode node, Method method, String[] names) {
+	private void checkVariables(Resolver resolver, String attribute, String text, SpelNode node, Method method,
+			String[] names, Set<String> extra) {
 		if (node instanceof VariableReference) {
 			String variable = node.toStringAST().substring(1);
-			if (!isKnownVariable(variable, method, names)) {
+			if (!extra.contains(variable) && !isKnownVariable(variable, method, names)) {
 				String parameters = (names != null) ? String.join(", ", names)
 						: "unknown: compile with -parameters, or use #p0, #p1...";
-				throw resolver.invalid("attribute 'key'", text, "refers to #" + variable
-						+ ", which is neither a parameter of the method (" + parameters + ") nor one of #ip, #request, #principal");
+				StringBuilder known = new StringBuilder("#ip, #request, #principal");
+				extra.forEach(name -> known.append(", #").append(name));
+				throw resolver.invalid("attribute '" + attribute + "'", text, "refers to #" + variable
+						+ ", which is neither a parameter of the method (" + parameters + ") nor one of " + known);
 			}
 		}
 		for (int i = 0; i < node.getChildCount(); i++) {
-			checkVariables(resolver, text, node.getChild(i), method, names);
+			checkVariables(resolver, attribute, text, node.getChild(i), method, names, extra);
 		}
 	}
 
@@ -374,11 +413,12 @@ final class RateLimitAnnotationParser {
 			if (this.policy != null && fromPolicy.apply(this.policy) != null) {
 				T value = fromPolicy.apply(this.policy);
 				return new Setting<>(value, String.valueOf(value),
-						"limiter.policies." + this.policyName + "." + attribute, Level.POLICY);
+						"limiter.policies." + this.policyName + "." + kebab(attribute), Level.POLICY);
 			}
 			T defaults = fromPolicy.apply(RateLimitAnnotationParser.this.properties.getDefaults());
 			if (defaults != null) {
-				return new Setting<>(defaults, String.valueOf(defaults), "limiter.defaults." + attribute, Level.DEFAULTS);
+				return new Setting<>(defaults, String.valueOf(defaults), "limiter.defaults." + kebab(attribute),
+						Level.DEFAULTS);
 			}
 			return new Setting<>(builtIn, String.valueOf(builtIn), attribute, Level.BUILT_IN);
 		}
@@ -406,6 +446,10 @@ final class RateLimitAnnotationParser {
 		IllegalStateException invalid(String origin, String value, String problem) {
 			return new IllegalStateException(
 					"Invalid @RateLimit on " + this.where + ": " + origin + " = '" + value + "' " + problem);
+		}
+
+		static String kebab(String attribute) {
+			return attribute.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
 		}
 
 		static Boolean bool(String value) {

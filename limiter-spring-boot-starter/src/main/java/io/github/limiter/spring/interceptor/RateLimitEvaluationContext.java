@@ -2,7 +2,7 @@ package io.github.limiter.spring.interceptor;
 
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 
-import io.github.limiter.spring.web.CallerContext;
+import io.github.limiter.spring.web.Caller;
 
 /**
  * The context of one key expression evaluation: the method arguments by name ({@code #userId}) and position
@@ -15,10 +15,14 @@ final class RateLimitEvaluationContext extends StandardEvaluationContext {
 
 	private final Object[] arguments;
 
-	RateLimitEvaluationContext(RateLimitExpressionRootObject root, String[] parameterNames, Object[] arguments) {
+	private final Caller caller;
+
+	RateLimitEvaluationContext(RateLimitExpressionRootObject root, String[] parameterNames, Object[] arguments,
+			Caller caller) {
 		super(root);
 		this.parameterNames = parameterNames;
 		this.arguments = arguments;
+		this.caller = caller;
 	}
 
 	@Override
@@ -39,9 +43,9 @@ final class RateLimitEvaluationContext extends StandardEvaluationContext {
 			return (index < this.arguments.length) ? this.arguments[index] : null;
 		}
 		return switch (name) {
-			case "ip" -> CallerContext.clientIp();
-			case "request" -> CallerContext.request();
-			case "principal" -> CallerContext.principal();
+			case "ip" -> this.caller.ip();
+			case "request" -> this.caller.request();
+			case "principal" -> this.caller.principal();
 			default -> null;
 		};
 	}

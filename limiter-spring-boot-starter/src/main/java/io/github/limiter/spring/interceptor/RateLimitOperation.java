@@ -1,10 +1,13 @@
 package io.github.limiter.spring.interceptor;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 import org.springframework.expression.Expression;
 
 import io.github.limiter.Limit;
+import io.github.limiter.guard.FailurePolicy;
 
 /**
  * One {@code @RateLimit} of a method, resolved once at startup: the limit with every setting from the annotation, its
@@ -22,12 +25,83 @@ public final class RateLimitOperation {
 
 	private final String policy;
 
-	RateLimitOperation(Limit limit, long cost, String keyExpressionString, Expression keyExpression, String policy) {
+	private final FailurePolicy failurePolicy;
+
+	private final Duration maxWait;
+
+	private final boolean shadow;
+
+	private final List<Class<? extends Throwable>> recordOn;
+
+	private final Expression recordIf;
+
+	RateLimitOperation(Limit limit, long cost, String keyExpressionString, Expression keyExpression, String policy,
+			FailurePolicy failurePolicy, Duration maxWait, boolean shadow, List<Class<? extends Throwable>> recordOn,
+			Expression recordIf) {
 		this.limit = Objects.requireNonNull(limit);
 		this.cost = cost;
 		this.keyExpressionString = keyExpressionString;
 		this.keyExpression = keyExpression;
 		this.policy = policy;
+		this.failurePolicy = failurePolicy;
+		this.maxWait = maxWait;
+		this.shadow = shadow;
+		this.recordOn = List.copyOf(recordOn);
+		this.recordIf = recordIf;
+	}
+
+	/**
+	 * What decides when the backend cannot answer in time.
+	 * @return the failure policy
+	 */
+	public FailurePolicy failurePolicy() {
+		return this.failurePolicy;
+	}
+
+	/**
+	 * Longest time a call waits for a permit; zero to reject at once.
+	 * @return the longest wait
+	 */
+	public Duration maxWait() {
+		return this.maxWait;
+	}
+
+	/**
+	 * Whether the limit runs in shadow mode (counted, never rejecting).
+	 * @return {@code true} in shadow mode
+	 */
+	public boolean shadow() {
+		return this.shadow;
+	}
+
+	/**
+	 * Whether only failed calls count: checked before the call, recorded after a failure.
+	 * @return {@code true} when {@code recordOn} or {@code recordIf} is set
+	 */
+	public boolean failuresOnly() {
+		return !this.recordOn.isEmpty() || this.recordIf != null;
+	}
+
+	/**
+	 * Whether a call that threw counts as a failure.
+	 * @param failure what the call threw
+	 * @return {@code true} to record a permit
+	 */
+	boolean countsFailure(Throwable failure) {
+		for (Class<? extends Throwable> type : this.recordOn) {
+			if (type.isInstance(failure)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * The condition on the result that counts a call, or {@code null}.
+	 * @return the parsed expression
+	 */
+	Expression recordIf() {
+		return this.recordIf;
 	}
 
 	/**

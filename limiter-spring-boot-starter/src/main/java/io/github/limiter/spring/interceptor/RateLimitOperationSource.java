@@ -29,4 +29,11 @@ public interface RateLimitOperationSource {
 	 */
 	Collection<RateLimitedMethod> rateLimitedMethods();
 
+	/**
+	 * The failure policy of a limit found so far.
+	 * @param limitName the limit's name
+	 * @return the policy, or {@code null} for a limit no annotation declares
+	 */
+	io.github.limiter.guard.FailurePolicy failurePolicy(String limitName);
+
 }

@@ -20,9 +20,12 @@ import io.github.limiter.event.RateLimiterListener;
  * Publishes decisions to Micrometer:
  * <ul>
  * <li>{@code limiter.decisions} (counter): tags {@code limit}, {@code algorithm}, {@code backend},
- * {@code operation} and {@code outcome} ({@code allowed}, {@code blocked} or {@code error}). In a decision over
- * several limits, every limit counts {@code allowed} when the call passes, and only the limits that rejected count
- * {@code blocked} when it does not.</li>
+ * {@code operation} ({@code acquire}, {@code check}, {@code record}, {@code shadow}) and {@code outcome}:
+ * {@code allowed} or {@code blocked} when the backend decided, {@code fallback-allowed} or {@code fallback-blocked}
+ * when the failure policy decided because the backend could not, {@code error} when nothing could decide. In a
+ * decision over several limits, every limit counts {@code allowed} when the call passes, and only the limits that
+ * rejected count {@code blocked} when it does not. A {@code blocked} shadow decision is a call that shadow mode let
+ * through.</li>
  * <li>{@code limiter.decision.duration} (timer): how long the backend took, tagged {@code backend},
  * {@code operation} and {@code outcome}.</li>
  * </ul>
@@ -60,16 +63,18 @@ public class MicrometerRateLimiterListener implements RateLimiterListener {
 		if (registry == null) {
 			return;
 		}
+		String prefix = (decision.origin() == Decision.Origin.BACKEND) ? "" : "fallback-";
 		List<Decision> parts = decision.parts().isEmpty() ? List.of(decision) : decision.parts();
 		for (int i = 0; i < parts.size(); i++) {
 			if (decision.allowed()) {
-				counter(registry, requests.get(i), operation, "allowed").increment();
+				counter(registry, requests.get(i), operation, prefix + "allowed").increment();
 			}
 			else if (!parts.get(i).allowed()) {
-				counter(registry, requests.get(i), operation, "blocked").increment();
+				counter(registry, requests.get(i), operation, prefix + "blocked").increment();
 			}
 		}
-		timer(registry, operation, decision.allowed() ? "allowed" : "blocked").record(nanos, TimeUnit.NANOSECONDS);
+		timer(registry, operation, prefix + (decision.allowed() ? "allowed" : "blocked")).record(nanos,
+				TimeUnit.NANOSECONDS);
 	}
 
 	@Override

@@ -21,6 +21,7 @@ import io.github.limiter.RateLimiter;
 import io.github.limiter.backend.local.LocalBackend;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.backend.redisson.RedissonBackend;
+import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.interceptor.RateLimitAdvisor;
 import io.github.limiter.spring.web.RateLimitExceptionHandler;
@@ -93,7 +94,9 @@ class RateLimiterAutoConfigurationTests {
 			.withBean("customBackend", RateLimiterBackend.class, CustomBackend::new)
 			.run(context -> {
 				assertThat(context).hasSingleBean(RateLimiterBackend.class).hasBean("customBackend");
-				assertThat(context.getBean(RateLimiter.class).backend()).isInstanceOf(CustomBackend.class);
+				assertThat(context.getBean(RateLimiter.class).backend()).as("guarded by the deadline and failure policy")
+					.isInstanceOfSatisfying(GuardedBackend.class,
+							guarded -> assertThat(guarded.delegate()).isInstanceOf(CustomBackend.class));
 			});
 	}
 

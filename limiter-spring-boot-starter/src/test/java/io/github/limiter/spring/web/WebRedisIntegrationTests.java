@@ -23,6 +23,7 @@ import io.github.limiter.RateLimitExceededException;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.backend.redis.RedisScriptBackend;
+import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.testsupport.TestRedis;
 
@@ -68,7 +69,8 @@ class WebRedisIntegrationTests {
 
 	@Test
 	void theRedisBackendIsUsed() {
-		assertThat(this.rateLimiter.backend()).isInstanceOf(RedisScriptBackend.class);
+		assertThat(this.rateLimiter.backend()).isInstanceOf(GuardedBackend.class);
+		assertThat(((GuardedBackend) this.rateLimiter.backend()).delegate()).isInstanceOf(RedisScriptBackend.class);
 	}
 
 	@Test

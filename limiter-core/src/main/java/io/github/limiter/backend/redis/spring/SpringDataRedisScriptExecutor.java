@@ -54,6 +54,10 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 		this.connectionFactory = Objects.requireNonNull(connectionFactory, "connection factory must not be null");
 		this.blockingExecutor = Objects.requireNonNull(blockingExecutor, "executor must not be null");
 		this.cluster = clusterAware(connectionFactory);
+		if (LETTUCE_PRESENT) {
+			// Connect now, in the background, so that the first decisions do not wait for it.
+			connect();
+		}
 	}
 
 	/**
@@ -69,6 +73,11 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 	@Override
 	public boolean isCluster() {
 		return this.cluster;
+	}
+
+	@Override
+	public boolean blocksCaller() {
+		return !LETTUCE_PRESENT || !this.connectionFactory.getClass().getName().contains("Lettuce");
 	}
 
 	/** Whether the factory is configured for a cluster, read from its configuration: no connection is opened. */
