@@ -212,6 +212,10 @@ final class RateLimitAnnotationParser {
 				? parseKey(resolver, "recordIf", recordIfText, method, names, Set.of("result")) : null;
 		List<Class<? extends Throwable>> recordOn = List.of(annotation.recordOn());
 		boolean failuresOnly = recordIf != null || !recordOn.isEmpty();
+		if (failuresOnly && shadow.value && !shadow.explicit()) {
+			// limiter.shadow switches on shadow mode for acquired limits; failure counting is a check, not an acquire.
+			shadow = new Setting<>(false, "false", shadow.origin(), Level.BUILT_IN);
+		}
 		if (failuresOnly && shadow.value) {
 			throw resolver.invalid(shadow.origin, shadow.text,
 					"cannot be combined with recordOn/recordIf: a limit that counts only failures is checked, never acquired");

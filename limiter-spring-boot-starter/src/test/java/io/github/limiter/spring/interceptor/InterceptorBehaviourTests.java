@@ -1,0 +1,244 @@
+package io.github.limiter.spring.interceptor;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.limiter.spring.autoconfigure.RateLimiterMetricsAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Waiting for a permit, counting only failures, shadow mode, and methods returning {@code CompletionStage},
+ * {@code Mono} or {@code Flux}.
+ */
+class InterceptorBehaviourTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class, RateLimiterMetricsAutoConfiguration.class))
+		.withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+		.withBean(Service.class)
+		.withPropertyValues("limiter.backend=local");
+
+	private static long millis(Runnable call) {
+		long start = System.nanoTime();
+		call.run();
+		return (System.nanoTime() - start) / 1_000_000;
+	}
+
+	@Test
+	void aCallWaitsForItsPermitUpToMaxWait() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			service.patient();
+			long waited = millis(service::patient);
+			assertThat(waited).as("waited for the next token, 200 ms later").isBetween(150L, 1000L);
+		});
+	}
+
+	@Test
+	void aCallThatCannotGetItsPermitInTimeIsRejectedAtOnce() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			service.impatient();
+			long start = System.nanoTime();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(service::impatient);
+			assertThat((System.nanoTime() - start) / 1_000_000).as("no sleeping when the permit is too far").isLessThan(150);
+		});
+	}
+
+	@Test
+	void onlyFailedLoginsCountAndTheFourthAttemptIsRefusedBeforeItRuns() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			assertThat(service.login("alice", "right")).isTrue();
+			assertThat(service.login("alice", "right")).isTrue();
+			for (int i = 0; i < 3; i++) {
+				assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(() -> service.login("alice", "wrong"));
+			}
+			int attempts = service.attempts();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> service.login("alice", "right"));
+			assertThat(service.attempts()).as("the refused attempt never ran").isEqualTo(attempts);
+			assertThat(service.login("bob", "right")).isTrue();
+		});
+	}
+
+	@Test
+	void aConditionOnTheResultCanDecideWhatCounts() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			assertThat(service.check("x", true)).isTrue();
+			assertThat(service.check("x", false)).isFalse();
+			assertThat(service.check("x", true)).isTrue();
+			assertThat(service.check("x", false)).isFalse();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> service.check("x", true));
+		});
+	}
+
+	@Test
+	void shadowModeLetsEveryCallThroughAndCountsTheWouldBeRejections() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			for (int i = 0; i < 3; i++) {
+				service.dark();
+			}
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(registry.get("limiter.decisions").tag("limit", "dark").tag("operation", "shadow")
+				.tag("outcome", "blocked").counter().count()).isEqualTo(2);
+			assertThat(registry.get("limiter.decisions").tag("limit", "dark").tag("operation", "shadow")
+				.tag("outcome", "allowed").counter().count()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void shadowModeCanBeSwitchedOnForEveryLimit() {
+		this.runner.withPropertyValues("limiter.shadow=true").run(context -> {
+			Service service = context.getBean(Service.class);
+			for (int i = 0; i < 5; i++) {
+				service.impatient();
+			}
+		});
+	}
+
+	@Test
+	void aCompletionStageIsLimitedWithoutBlocking() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			assertThat(service.async().toCompletableFuture().join()).isEqualTo("done");
+			assertThatExceptionOfType(CompletionException.class)
+				.isThrownBy(() -> service.async().toCompletableFuture().join())
+				.withCauseInstanceOf(RateLimitExceededException.class);
+		});
+	}
+
+	@Test
+	void aMonoIsLimitedWhenSubscribedAndItsWorkNeverStartsWhenRejected() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			Mono<String> first = service.mono();
+			Mono<String> second = service.mono();
+			assertThat(service.monoRuns()).as("nothing ran before subscription").isZero();
+			StepVerifier.create(first).expectNext("mono").verifyComplete();
+			StepVerifier.create(second).expectError(RateLimitExceededException.class).verify();
+			assertThat(service.monoRuns()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aFluxIsLimitedWhenSubscribed() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			StepVerifier.create(service.flux()).expectNext(1, 2, 3).verifyComplete();
+			StepVerifier.create(service.flux()).expectError(RateLimitExceededException.class).verify();
+		});
+	}
+
+	@Test
+	void aReactiveFallbackAnswersInstead() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			StepVerifier.create(service.monoWithFallback()).expectNext("fresh").verifyComplete();
+			StepVerifier.create(service.monoWithFallback()).expectNext("cached").verifyComplete();
+		});
+	}
+
+	@Test
+	void aReactiveCallWaitsWithoutBlocking() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			StepVerifier.create(service.patientMono()).expectNext("ok").verifyComplete();
+			StepVerifier.create(service.patientMono()).expectNext("ok").verifyComplete();
+		});
+	}
+
+	static class Service {
+
+		final AtomicInteger attempts = new AtomicInteger();
+
+		final AtomicInteger monoRuns = new AtomicInteger();
+
+		public int attempts() {
+			return this.attempts.get();
+		}
+
+		public int monoRuns() {
+			return this.monoRuns.get();
+		}
+
+		@RateLimit(max = "1", window = "200ms", maxWait = "1s")
+		public void patient() {
+		}
+
+		@RateLimit(max = "1", window = "1m", maxWait = "50ms")
+		public void impatient() {
+		}
+
+		@RateLimit(key = "#user", max = "3", window = "1m", algorithm = Algorithm.SLIDING_WINDOW_LOG,
+				recordOn = IllegalArgumentException.class)
+		public boolean login(String user, String password) {
+			this.attempts.incrementAndGet();
+			if (!password.equals("right")) {
+				throw new IllegalArgumentException("bad credentials");
+			}
+			return true;
+		}
+
+		@RateLimit(key = "#key", max = "2", window = "1m", recordIf = "#result == false")
+		public boolean check(String key, boolean ok) {
+			return ok;
+		}
+
+		@RateLimit(name = "dark", max = "1", window = "1h", shadow = "true")
+		public void dark() {
+		}
+
+		@RateLimit(max = "1", window = "1h")
+		public CompletionStage<String> async() {
+			return CompletableFuture.supplyAsync(() -> "done");
+		}
+
+		@RateLimit(max = "1", window = "1h")
+		public Mono<String> mono() {
+			return Mono.fromCallable(() -> {
+				this.monoRuns.incrementAndGet();
+				return "mono";
+			});
+		}
+
+		@RateLimit(max = "1", window = "1h")
+		public Flux<Integer> flux() {
+			return Flux.just(1, 2, 3);
+		}
+
+		@RateLimit(max = "1", window = "1h", fallback = "cached")
+		public Mono<String> monoWithFallback() {
+			return Mono.just("fresh");
+		}
+
+		public Mono<String> cached() {
+			return Mono.just("cached");
+		}
+
+		@RateLimit(max = "1", window = "200ms", maxWait = "1s")
+		public Mono<String> patientMono() {
+			return Mono.just("ok");
+		}
+
+	}
+
+}

@@ -1,0 +1,145 @@
+package io.github.limiter.spring.web;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.testsupport.RedisProcess;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Redis frozen with {@code kill -STOP} under a running web application: every request is answered within the
+ * deadline plus a margin, as each limit's failure policy says; the decisions made without Redis are counted and
+ * visible in the endpoint and health; once Redis answers again, so does the limiter.
+ */
+@SpringBootTest(classes = OutageIntegrationTests.Application.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "management.endpoints.web.exposure.include=health,metrics,ratelimiters",
+				"management.endpoint.health.show-details=always", "limiter.failure.deadline=50ms",
+				"limiter.failure.failure-threshold=3", "limiter.failure.open-duration=500ms",
+				"limiter.failure.expected-instances=2" })
+class OutageIntegrationTests {
+
+	/** Generous for a shared two-core machine; Lettuce's own command timeout is a minute. */
+	private static final long MARGIN_MILLIS = 450;
+
+	private static final RedisProcess redis = RedisProcess.start();
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", () -> "127.0.0.1");
+		registry.add("spring.data.redis.port", redis::port);
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		redis.close();
+	}
+
+	@LocalServerPort
+	int port;
+
+	private final HttpClient http = HttpClient.newHttpClient();
+
+	private Timed get(String path) throws Exception {
+		long start = System.nanoTime();
+		HttpResponse<String> response = this.http.send(
+				HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path)).build(),
+				HttpResponse.BodyHandlers.ofString());
+		return new Timed(response, (System.nanoTime() - start) / 1_000_000);
+	}
+
+	record Timed(HttpResponse<String> response, long millis) {
+
+		int status() {
+			return this.response.statusCode();
+		}
+
+	}
+
+	@Test
+	void aFrozenRedisCostsEachRequestNoMoreThanTheDeadlineAndThePoliciesDecide() throws Exception {
+		assertThat(get("/open").status()).isEqualTo(200);
+		assertThat(get("/closed").status()).isEqualTo(200);
+		assertThat(get("/local").status()).isEqualTo(200);
+		redis.freeze();
+		try {
+			Timed open = get("/open");
+			assertThat(open.status()).isEqualTo(200);
+			assertThat(open.millis()).isLessThan(50 + MARGIN_MILLIS);
+			Timed closed = get("/closed");
+			assertThat(closed.status()).isEqualTo(429);
+			assertThat(closed.millis()).isLessThan(50 + MARGIN_MILLIS);
+			// The local share of 4 per hour for 2 instances is 2, counted afresh in this instance.
+			assertThat(get("/local").status()).isEqualTo(200);
+			assertThat(get("/local").status()).isEqualTo(200);
+			Timed local = get("/local");
+			assertThat(local.status()).isEqualTo(429);
+			assertThat(local.millis()).isLessThan(50 + MARGIN_MILLIS);
+
+			String limits = get("/actuator/ratelimiters").response().body();
+			assertThat(limits).contains("\"circuit\":\"OPEN\"").contains("\"lastFailure\":\"no answer within 50 ms\"");
+			assertThat(get("/actuator/health/rateLimiter").response().body()).contains("\"circuit\":\"OPEN\"");
+			assertThat(get("/actuator/metrics/limiter.decisions?tag=outcome:fallback-allowed").response().body())
+				.contains("\"value\":3.0");
+			assertThat(get("/actuator/metrics/limiter.decisions?tag=outcome:fallback-blocked").response().body())
+				.contains("\"value\":2.0");
+			for (int i = 0; i < 20; i++) {
+				assertThat(get("/open").millis()).as("an open circuit stops paying the deadline").isLessThan(50 + MARGIN_MILLIS);
+			}
+		}
+		finally {
+			redis.resume();
+		}
+		Thread.sleep(600);
+		get("/open");
+		assertThat(get("/actuator/ratelimiters").response().body()).contains("\"circuit\":\"CLOSED\"");
+		assertThat(get("/actuator/health/rateLimiter").response().body()).contains("\"status\":\"UP\"");
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	@Import(Controller.class)
+	static class Application {
+
+	}
+
+	@RestController
+	static class Controller {
+
+		@GetMapping("/open")
+		@RateLimit(name = "open", max = "1000", window = "1h", onFailure = "open")
+		public String open() {
+			return "ok";
+		}
+
+		@GetMapping("/closed")
+		@RateLimit(name = "closed", max = "1000", window = "1h", onFailure = "closed")
+		public String closed() {
+			return "ok";
+		}
+
+		@GetMapping("/local")
+		@RateLimit(name = "local", max = "4", window = "1h", algorithm = Algorithm.FIXED_WINDOW, onFailure = "local")
+		public String local() {
+			return "ok";
+		}
+
+	}
+
+}
