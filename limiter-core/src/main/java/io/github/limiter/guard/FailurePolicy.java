@@ -6,10 +6,10 @@ package io.github.limiter.guard;
 public enum FailurePolicy {
 
 	/** Admit the call. Availability first: the service stays up, unprotected, while the backend is away. */
-	FAIL_OPEN,
+	OPEN,
 
 	/** Reject the call. Protection first: nothing passes while the backend is away. */
-	FAIL_CLOSED,
+	CLOSED,
 
 	/**
 	 * Decide on a local, per-instance limit: the same algorithm with its capacity and rate divided by the expected

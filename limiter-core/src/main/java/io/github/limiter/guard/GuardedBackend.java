@@ -171,7 +171,7 @@ public final class GuardedBackend implements RateLimiterBackend {
 				}
 				return this.local.decide(shares, operation).withOrigin(Decision.Origin.LOCAL_FALLBACK);
 			}
-			case FAIL_CLOSED: {
+			case CLOSED: {
 				long retryAfter = Math.max(this.breaker.remainingOpen().toNanos() / 1000, this.deadline.toNanos() / 1000);
 				return combine(requests, request -> Decision.of(request.limit().name(), false, request.limit().capacity(), 0,
 						retryAfter, 0, 0, TimeSource.SYSTEM.nowMicros(), null), Decision.Origin.FAIL_CLOSED);

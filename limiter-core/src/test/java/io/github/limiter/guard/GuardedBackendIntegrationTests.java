@@ -84,8 +84,8 @@ class GuardedBackendIntegrationTests {
 
 	@Test
 	void eachPolicyDecidesWithinTheDeadlineWhileRedisIsFrozen() {
-		GuardedBackend open = guard(lettuceBackend(), FailurePolicy.FAIL_OPEN);
-		GuardedBackend closed = guard(lettuceBackend(), FailurePolicy.FAIL_CLOSED);
+		GuardedBackend open = guard(lettuceBackend(), FailurePolicy.OPEN);
+		GuardedBackend closed = guard(lettuceBackend(), FailurePolicy.CLOSED);
 		GuardedBackend local = guard(lettuceBackend(), FailurePolicy.LOCAL);
 		assertThat(decide(open, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
 
@@ -141,7 +141,7 @@ class GuardedBackendIntegrationTests {
 			GuardedBackend guarded = GuardedBackend.builder(
 					SpringDataRedisScriptExecutor.backend(jedis, Runnable::run).keyPrefix("g:").build())
 				.deadline(DEADLINE)
-				.failurePolicy(requests -> FailurePolicy.FAIL_OPEN)
+				.failurePolicy(requests -> FailurePolicy.OPEN)
 				.callExecutor(calls)
 				.build();
 			assertThat(decide(guarded, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
@@ -163,7 +163,7 @@ class GuardedBackendIntegrationTests {
 		config.useSingleServer().setAddress(this.redis.uri());
 		RedissonClient redisson = Redisson.create(config);
 		try {
-			GuardedBackend guarded = guard(RedissonBackend.builder(redisson).keyPrefix("g:").build(), FailurePolicy.FAIL_CLOSED);
+			GuardedBackend guarded = guard(RedissonBackend.builder(redisson).keyPrefix("g:").build(), FailurePolicy.CLOSED);
 			assertThat(decide(guarded, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
 			this.redis.freeze();
 			Timed timed = decide(guarded, this.limit);

@@ -99,9 +99,9 @@ public final class RateLimiterAutoConfiguration {
 
 	private static int rank(FailurePolicy policy) {
 		return switch (policy) {
-			case FAIL_OPEN -> 0;
+			case OPEN -> 0;
 			case LOCAL -> 1;
-			case FAIL_CLOSED -> 2;
+			case CLOSED -> 2;
 		};
 	}
 

@@ -230,8 +230,8 @@ final class RateLimitAnnotationParser {
 
 	private static FailurePolicy failurePolicy(String value) {
 		return switch (value.trim().toLowerCase(Locale.ROOT).replace('_', '-')) {
-			case "open", "fail-open" -> FailurePolicy.FAIL_OPEN;
-			case "closed", "fail-closed" -> FailurePolicy.FAIL_CLOSED;
+			case "open", "fail-open" -> FailurePolicy.OPEN;
+			case "closed", "fail-closed" -> FailurePolicy.CLOSED;
 			case "local" -> FailurePolicy.LOCAL;
 			default -> throw new IllegalArgumentException("expected local, open or closed");
 		};

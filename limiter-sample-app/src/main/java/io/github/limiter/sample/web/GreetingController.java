@@ -1,4 +1,4 @@
-package io.github.limiter.sample;
+package io.github.limiter.sample.web;
 
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -6,8 +6,8 @@ import org.springframework.web.bind.annotation.RestController;
 import io.github.limiter.spring.annotation.RateLimit;
 
 /**
- * A greeting limited per client IP by the {@code greeting} policy of {@code application.yml}: a burst of 5, then one
- * per second.
+ * The quick-start endpoint: a greeting limited per client IP by the {@code greeting} policy (a burst of 5, then one
+ * per second).
  */
 @RestController
 class GreetingController {

@@ -1,0 +1,81 @@
+package io.github.limiter.sample.embedded;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Map;
+
+import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.MapPropertySource;
+import redis.embedded.RedisServer;
+
+/**
+ * Starts a {@code redis-server} on 127.0.0.1 and a free port when the application configures no Redis, so that the
+ * sample runs with one command and shows distributed limits; stops it when the application stops.
+ *
+ * <p>Configuring any of {@code spring.data.redis.host}, {@code url}, {@code port}, {@code cluster.nodes} or
+ * {@code sentinel.master} uses that Redis instead; {@code sample.embedded-redis=false} switches it off.
+ */
+public class EmbeddedRedis implements ApplicationListener<ApplicationEnvironmentPreparedEvent> {
+
+	private static final String[] CONFIGURED = { "spring.data.redis.host", "spring.data.redis.url",
+			"spring.data.redis.port", "spring.data.redis.cluster.nodes", "spring.data.redis.sentinel.master" };
+
+	@Override
+	public void onApplicationEvent(ApplicationEnvironmentPreparedEvent event) {
+		ConfigurableEnvironment environment = event.getEnvironment();
+		if (!environment.getProperty("sample.embedded-redis", Boolean.class, true) || isConfigured(environment)) {
+			return;
+		}
+		int port = freePort();
+		RedisServer server;
+		try {
+			server = RedisServer.newRedisServer()
+				.bind("127.0.0.1")
+				.port(port)
+				.setting("save \"\"")
+				.setting("appendonly no")
+				.build();
+			server.start();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Could not start the embedded Redis on port " + port, ex);
+		}
+		environment.getPropertySources()
+			.addFirst(new MapPropertySource("embeddedRedis",
+					Map.of("spring.data.redis.host", "127.0.0.1", "spring.data.redis.port", port)));
+		Runnable stop = () -> {
+			try {
+				server.stop();
+			}
+			catch (IOException ex) {
+				// already gone
+			}
+		};
+		event.getSpringApplication().addListeners((ApplicationListener<ContextClosedEvent>) closed -> stop.run());
+		Runtime.getRuntime().addShutdownHook(new Thread(stop, "embedded-redis-stop"));
+	}
+
+	private static boolean isConfigured(ConfigurableEnvironment environment) {
+		for (String property : CONFIGURED) {
+			if (environment.containsProperty(property)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+}
