@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.Map;
 
+import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.event.ContextClosedEvent;
@@ -48,6 +49,9 @@ public class EmbeddedRedis implements ApplicationListener<ApplicationEnvironment
 		environment.getPropertySources()
 			.addFirst(new MapPropertySource("embeddedRedis",
 					Map.of("spring.data.redis.host", "127.0.0.1", "spring.data.redis.port", port)));
+		LogFactory.getLog(EmbeddedRedis.class)
+			.info("Started an embedded Redis on 127.0.0.1:" + port + "; a second instance shares its limits with "
+					+ "--spring.data.redis.port=" + port);
 		Runnable stop = () -> {
 			try {
 				server.stop();
