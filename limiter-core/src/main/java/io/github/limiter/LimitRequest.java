@@ -11,9 +11,19 @@ import java.util.Objects;
  */
 public record LimitRequest(Limit limit, String key, long cost) {
 
+	/**
+	 * Longest key accepted, in characters. Longer input (a hostile header or argument, say) is rejected here, before
+	 * any backend sees or hashes it; keys above 64 characters are stored as their SHA-256 anyway.
+	 */
+	public static final int MAX_KEY_LENGTH = 4096;
+
 	public LimitRequest {
 		Objects.requireNonNull(limit, "limit must not be null");
 		Objects.requireNonNull(key, "key must not be null");
+		if (key.length() > MAX_KEY_LENGTH) {
+			throw new IllegalArgumentException("key of limit '" + limit.name() + "' is " + key.length()
+					+ " characters long, above the maximum of " + MAX_KEY_LENGTH);
+		}
 		if (cost < 1) {
 			throw new IllegalArgumentException("cost must be at least 1 but was " + cost + " for limit '" + limit.name() + "'");
 		}

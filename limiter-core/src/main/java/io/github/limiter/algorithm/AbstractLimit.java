@@ -106,9 +106,18 @@ public abstract class AbstractLimit<S> implements Limit {
 		return name;
 	}
 
+	/**
+	 * Largest count a limit may have: 10^15, so that every count and time stays an exact integer in the doubles of
+	 * Redis Lua.
+	 */
+	public static final long MAX_PERMITS = 1_000_000_000_000_000L;
+
 	static long positive(String field, long value) {
 		if (value <= 0) {
 			throw new IllegalArgumentException(field + " must be positive but was " + value);
+		}
+		if (value > MAX_PERMITS) {
+			throw new IllegalArgumentException(field + " must be at most " + MAX_PERMITS + " but was " + value);
 		}
 		return value;
 	}

@@ -26,6 +26,16 @@ class LimitValidationTests {
 	}
 
 	@Test
+	void limitMustStayExactInRedisLua() {
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", Long.MAX_VALUE, Duration.ofSeconds(1)))
+			.withMessage("limit must be at most 1000000000000000 but was 9223372036854775807");
+		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowCounter.of("a", 1L << 53, Duration.ofDays(1)))
+			.withMessage("limit must be at most 1000000000000000 but was 9007199254740992");
+		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 1L << 53, 1, Duration.ofDays(1)))
+			.withMessage("capacity must be at most 1000000000000000 but was 9007199254740992");
+	}
+
+	@Test
 	void windowMustBePositiveAndBounded() {
 		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, Duration.ZERO))
 			.withMessage("window must be positive but was PT0S");
@@ -59,7 +69,7 @@ class LimitValidationTests {
 			.isThrownBy(() -> TokenBucket.of("a", 1, 2_000_000_000L, Duration.ofSeconds(1)))
 			.withMessageContaining("above one permit per nanosecond");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> TokenBucket.of("a", Long.MAX_VALUE / 2, 1, Duration.ofDays(1)))
+			.isThrownBy(() -> TokenBucket.of("a", 1_000_000_000_000L, 1, Duration.ofDays(1)))
 			.withMessageContaining("takes longer than 3660 days to drain");
 		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowLog.of("a", 2_000_000, Duration.ofSeconds(1)))
 			.withMessageContaining("at most 1000000");

@@ -423,13 +423,23 @@ public abstract class BackendContractTests {
 	@Test
 	void hostileKeysAreJustKeys() {
 		Limit limit = FixedWindow.of("hostile", 1, Duration.ofMinutes(1));
-		String[] keys = { "", "{tag}", "}{", "a\r\nb", "ümlaut😀", "x".repeat(10_000), "~abc" };
+		String[] keys = { "", "{tag}", "}{", "a\r\nb", "ümlaut😀", "x".repeat(LimitRequest.MAX_KEY_LENGTH), "~abc",
+				"\u0000\u0001binary\uffff" };
 		for (String key : keys) {
 			assertThat(this.limiter.acquire(limit, key).allowed()).as("first call for %s", key).isTrue();
 		}
 		for (String key : keys) {
 			assertThat(this.limiter.acquire(limit, key).allowed()).as("second call for %s", key).isFalse();
 		}
+	}
+
+	@Test
+	void oversizedKeysAreRejectedBeforeTheBackend() {
+		Limit limit = FixedWindow.of("oversized", 1, Duration.ofMinutes(1));
+		String megabyte = "k".repeat(1 << 20);
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.limiter.acquire(limit, megabyte))
+			.withMessage("key of limit 'oversized' is 1048576 characters long, above the maximum of 4096");
 	}
 
 	protected static void assertDecision(Decision decision, boolean allowed, long remaining, Duration retryAfter,

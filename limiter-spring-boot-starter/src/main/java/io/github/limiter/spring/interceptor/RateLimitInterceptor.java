@@ -311,7 +311,15 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			this.targetClass = targetClass;
 			this.caller = caller;
 			for (RateLimitOperation operation : limited.operations()) {
-				LimitRequest request = new LimitRequest(operation.limit(), key(operation), operation.cost());
+				LimitRequest request;
+				try {
+					request = new LimitRequest(operation.limit(), key(operation), operation.cost());
+				}
+				catch (IllegalArgumentException ex) {
+					// A key from request data that is too long: the caller's input, not a server error.
+					throw new RateLimitKeyException(ex.getMessage() + " (key '" + operation.keyExpression() + "' on "
+							+ limited.description() + ")");
+				}
 				if (operation.failuresOnly()) {
 					this.checked.add(request);
 					this.checkedOperations.add(operation);
