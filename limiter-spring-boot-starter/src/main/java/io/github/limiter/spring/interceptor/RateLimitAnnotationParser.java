@@ -382,7 +382,9 @@ final class RateLimitAnnotationParser {
 				return null;
 			}
 			try {
-				return RateLimitAnnotationParser.this.placeholders.resolveStringValue(raw);
+				// A placeholder that resolves to nothing leaves the attribute unset: the policy or the defaults apply.
+				String resolved = RateLimitAnnotationParser.this.placeholders.resolveStringValue(raw);
+				return StringUtils.hasText(resolved) ? resolved : null;
 			}
 			catch (IllegalArgumentException ex) {
 				throw invalid("attribute '" + attribute + "'", raw, "has a placeholder that cannot be resolved: " + ex.getMessage());

@@ -1,0 +1,122 @@
+package io.github.limiter.spring.interceptor;
+
+import java.util.stream.Stream;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A corpus of bad configurations, given through placeholders and properties: each fails startup with a message
+ * naming the method or the property, the attribute and the value; each good one starts and limits.
+ */
+class BadConfigurationCorpusTests {
+
+	private static final String METHOD = "Invalid @RateLimit on " + Corpus.class.getName() + ".call(java.lang.String): ";
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
+		.withBean(Corpus.class)
+		.withPropertyValues("limiter.backend=local");
+
+	static Stream<Arguments> bad() {
+		return Stream.of(
+				Arguments.of("t.max=0", METHOD + "attribute 'max' = '0' must be positive"),
+				Arguments.of("t.max=-1", METHOD + "attribute 'max' = '-1' must be positive"),
+				Arguments.of("t.max=9007199254740992", "capacity must be at most 1000000000000000 but was 9007199254740992"),
+				Arguments.of("t.policy=fixed,t.max=9007199254740992", "limit must be at most 1000000000000000 but was 9007199254740992"),
+				Arguments.of("t.max=9223372036854775807", "capacity must be at most 1000000000000000"),
+				Arguments.of("t.max=ten", METHOD + "attribute 'max' = 'ten' cannot be read"),
+				Arguments.of("t.max=1.5", METHOD + "attribute 'max' = '1.5' cannot be read"),
+				Arguments.of("t.window=0", METHOD + "attribute 'window' = '0' must be a positive duration"),
+				Arguments.of("t.window=-1ms", METHOD + "attribute 'window' = '-1ms' must be a positive duration"),
+				Arguments.of("t.window=3661d", "refill period must be at most 3660 days"),
+				Arguments.of("t.window=1x", METHOD + "attribute 'window' = '1x' cannot be read"),
+				Arguments.of("t.window=PT", METHOD + "attribute 'window' = 'PT' cannot be read"),
+				Arguments.of("t.window=1ns", "refill period must be at least one microsecond"),
+				Arguments.of("t.cost=0", METHOD + "attribute 'cost' = '0' must be positive"),
+				Arguments.of("t.cost=-5", METHOD + "attribute 'cost' = '-5' must be positive"),
+				Arguments.of("t.cost=11", METHOD + "attribute 'cost' = '11' exceeds the capacity 10"),
+				Arguments.of("t.policy=nope", METHOD + "attribute 'policy' = 'nope' names no policy"),
+				Arguments.of("t.key=#usr", METHOD + "attribute 'key' = '#usr' refers to #usr"),
+				Arguments.of("t.key=#user +", METHOD + "attribute 'key' = '#user +' is not a valid SpEL expression"),
+				Arguments.of("t.key=T(", METHOD + "attribute 'key' = 'T(' is not a valid SpEL expression"),
+				Arguments.of("t.burst=3", METHOD + "attribute 'burst' = '3' is not accepted by the TOKEN_BUCKET algorithm"),
+				Arguments.of("t.calendar=day", METHOD + "attribute 'calendar' = 'day' is not accepted by the TOKEN_BUCKET algorithm"),
+				Arguments.of("t.zone=UTC", METHOD + "attribute 'zone' = 'UTC' is not accepted by the TOKEN_BUCKET algorithm without a calendar"),
+				Arguments.of("t.max-wait=-1s", METHOD + "attribute 'maxWait' = '-1s' must not be negative"),
+				Arguments.of("t.on-failure=maybe", METHOD + "attribute 'onFailure' = 'maybe' cannot be read: expected local, open or closed"),
+				Arguments.of("t.shadow=perhaps", METHOD + "attribute 'shadow' = 'perhaps' cannot be read"),
+				Arguments.of("t.max=2000000000,t.window=1s", "above one permit per nanosecond"),
+				Arguments.of("t.policy=fixed,t.capacity=5", METHOD + "attribute 'capacity' = '5' is not accepted by the FIXED_WINDOW algorithm"),
+				Arguments.of("t.policy=fixed,t.calendar=year", METHOD + "attribute 'calendar' = 'year' cannot be read"),
+				Arguments.of("t.policy=fixed,t.calendar=day,t.zone=Mars/Olympus", METHOD + "attribute 'zone' = 'Mars/Olympus' cannot be read"),
+				Arguments.of("t.policy=leaky,t.burst=-1", METHOD + "attribute 'burst' = '-1' must not be negative"),
+				Arguments.of("t.policy=log,t.max=2000000", "limit of a sliding window log must be at most 1000000"),
+				Arguments.of("limiter.policies.fixed.max=0", "Invalid limiter.policies.fixed.max = '0': must be positive"),
+				Arguments.of("limiter.policies.fixed.window=-1ms", "Invalid limiter.policies.fixed.window = 'PT-0.001S': must be a positive duration"),
+				Arguments.of("limiter.defaults.cost=0", "Invalid limiter.defaults.cost = '0': must be positive"),
+				Arguments.of("limiter.policies.fixed.max-wait=-1s", "Invalid limiter.policies.fixed.max-wait = 'PT-1S': must not be negative"));
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("bad")
+	void badConfigurationFailsStartupNamingWhatIsWrong(String properties, String message) {
+		this.runner.withPropertyValues(policies()).withPropertyValues(properties.split(",")).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause().hasMessageContaining(message);
+		});
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("unknownAlgorithm")
+	void anUnknownAlgorithmFailsBindingNamingTheProperty(String properties) {
+		this.runner.withPropertyValues(policies()).withPropertyValues(properties).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasMessageContaining("limiter.policies.fixed.algorithm");
+		});
+	}
+
+	static Stream<String> unknownAlgorithm() {
+		return Stream.of("limiter.policies.fixed.algorithm=foo", "limiter.policies.fixed.algorithm=token-buckets");
+	}
+
+	static Stream<String> good() {
+		return Stream.of("t.window=1ms", "t.window=366d", "t.max=1000000000000000,t.window=3660d,t.policy=fixed",
+				"t.policy=fixed,t.calendar=week,t.zone=Asia/Tokyo,t.window=", "t.policy=leaky,t.burst=0", "t.policy=log,t.max=1000000",
+				"t.max-wait=0s", "t.on-failure=closed", "t.shadow=true", "t.key=#p0");
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("good")
+	void goodConfigurationStartsAndLimits(String properties) {
+		this.runner.withPropertyValues(policies()).withPropertyValues(properties.split(",")).run(context -> {
+			assertThat(context).hasNotFailed();
+			context.getBean(Corpus.class).call("user");
+		});
+	}
+
+	private static String[] policies() {
+		return new String[] { "limiter.policies.fixed.algorithm=fixed-window",
+				"limiter.policies.leaky.algorithm=leaky-bucket", "limiter.policies.log.algorithm=sliding-window-log" };
+	}
+
+	static class Corpus {
+
+		@RateLimit(name = "corpus", key = "${t.key:}", max = "${t.max:10}", window = "${t.window:1m}",
+				cost = "${t.cost:}", policy = "${t.policy:}", capacity = "${t.capacity:}", burst = "${t.burst:}",
+				calendar = "${t.calendar:}", zone = "${t.zone:}", maxWait = "${t.max-wait:}",
+				onFailure = "${t.on-failure:}", shadow = "${t.shadow:}")
+		public void call(String user) {
+		}
+
+	}
+
+}
