@@ -434,6 +434,31 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aBurstAcrossAWindowBoundaryIsBoundedByTheAlgorithm() {
+		Limit log = SlidingWindowLog.of("boundary-log", 5, Duration.ofSeconds(1));
+		Limit counter = SlidingWindowCounter.of("boundary-counter", 5, Duration.ofSeconds(1));
+		Limit fixed = FixedWindow.of("boundary-fixed", 5, Duration.ofSeconds(1));
+		at(ms(999));
+		for (int i = 0; i < 5; i++) {
+			assertThat(this.limiter.acquire(log, "k").allowed()).isTrue();
+			assertThat(this.limiter.acquire(counter, "k").allowed()).isTrue();
+			assertThat(this.limiter.acquire(fixed, "k").allowed()).isTrue();
+		}
+		at(ms(1001));
+		int log2 = 0;
+		int counter2 = 0;
+		int fixed2 = 0;
+		for (int i = 0; i < 5; i++) {
+			log2 += this.limiter.acquire(log, "k").allowed() ? 1 : 0;
+			counter2 += this.limiter.acquire(counter, "k").allowed() ? 1 : 0;
+			fixed2 += this.limiter.acquire(fixed, "k").allowed() ? 1 : 0;
+		}
+		assertThat(log2).as("exact: nothing until the first five leave the window").isZero();
+		assertThat(counter2).as("weighted: 5 × 0.999 of the previous window still count").isZero();
+		assertThat(fixed2).as("the documented 2x burst of a fixed window").isEqualTo(5);
+	}
+
+	@Test
 	void oversizedKeysAreRejectedBeforeTheBackend() {
 		Limit limit = FixedWindow.of("oversized", 1, Duration.ofMinutes(1));
 		String megabyte = "k".repeat(1 << 20);

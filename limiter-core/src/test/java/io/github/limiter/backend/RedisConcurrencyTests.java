@@ -108,6 +108,28 @@ class RedisConcurrencyTests {
 			.isEqualTo(150 - 100 - 1);
 	}
 
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("backends")
+	void manyThreadsInTheSameMicrosecondEachGetTheirOwnLogEntry(String backend) throws Exception {
+		String prefix = TestRedis.uniquePrefix();
+		io.github.limiter.TimeSource frozen = () -> 1_780_000_000_000_000L;
+		RateLimiterBackend first = backend(backend, prefix, frozen);
+		RateLimiterBackend second = backend(backend, prefix, frozen);
+		Limit log = SlidingWindowLog.of("same-instant", 50, Duration.ofMinutes(1));
+		java.util.Set<String> tokens = java.util.concurrent.ConcurrentHashMap.newKeySet();
+		int admitted = hammer(i -> {
+			io.github.limiter.Decision decision = ((i % 2 == 0) ? first : second)
+				.decide(List.of(LimitRequest.of(log, "hot")), io.github.limiter.Operation.ACQUIRE);
+			if (decision.allowed()) {
+				tokens.add(decision.token());
+			}
+			return decision.allowed();
+		});
+		assertThat(admitted).isEqualTo(50);
+		assertThat(tokens).as("no admitted request lost or merged").hasSize(50);
+		assertThat(RateLimiter.of(first).check(log, "hot").allowed()).isFalse();
+	}
+
 	Stream<String> backends() {
 		return Stream.of("lettuce", "jedis", "redisson", "lettuce-cluster");
 	}
@@ -138,19 +160,30 @@ class RedisConcurrencyTests {
 	}
 
 	private RateLimiterBackend backend(String kind, String prefix) {
+		return backend(kind, prefix, null);
+	}
+
+	private RateLimiterBackend backend(String kind, String prefix, io.github.limiter.TimeSource testClock) {
 		return switch (kind) {
-			case "lettuce" -> SpringDataRedisScriptExecutor.backend(lettuce(), Runnable::run).keyPrefix(prefix).build();
-			case "jedis" -> SpringDataRedisScriptExecutor.backend(jedis(), Runnable::run).keyPrefix(prefix).build();
-			case "lettuce-cluster" -> SpringDataRedisScriptExecutor.backend(lettuceCluster(), Runnable::run)
-				.keyPrefix(prefix)
-				.build();
-			case "redisson" -> RedissonBackend.builder(redisson())
-				.keyPrefix(prefix)
-				.tokenBucketMode(RedissonBackend.TokenBucketMode.SCRIPT)
-				.build();
+			case "lettuce" -> script(SpringDataRedisScriptExecutor.backend(lettuce(), Runnable::run), prefix, testClock);
+			case "jedis" -> script(SpringDataRedisScriptExecutor.backend(jedis(), Runnable::run), prefix, testClock);
+			case "lettuce-cluster" -> script(SpringDataRedisScriptExecutor.backend(lettuceCluster(), Runnable::run), prefix,
+					testClock);
+			case "redisson" -> {
+				RedissonBackend.Builder builder = RedissonBackend.builder(redisson())
+					.keyPrefix(prefix)
+					.tokenBucketMode(RedissonBackend.TokenBucketMode.SCRIPT);
+				yield (testClock != null) ? builder.testClock(testClock).build() : builder.build();
+			}
 			case "redisson-rratelimiter" -> RedissonBackend.builder(redisson()).keyPrefix(prefix).build();
 			default -> throw new IllegalArgumentException(kind);
 		};
+	}
+
+	private static RateLimiterBackend script(io.github.limiter.backend.redis.RedisScriptBackend.Builder builder,
+			String prefix, io.github.limiter.TimeSource testClock) {
+		builder.keyPrefix(prefix);
+		return (testClock != null) ? builder.testClock(testClock).build() : builder.build();
 	}
 
 	private RedisConnectionFactory lettuce() {
