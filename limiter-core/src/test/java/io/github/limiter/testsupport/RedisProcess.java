@@ -132,7 +132,17 @@ public final class RedisProcess implements AutoCloseable {
 	 * @return the reply, as text
 	 */
 	public String command(String... arguments) {
-		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+		return command(this.port, arguments);
+	}
+
+	/**
+	 * Sends one command to any Redis on loopback and returns the raw reply; for setup and inspection only.
+	 * @param port the port
+	 * @param arguments the command
+	 * @return the reply, as text
+	 */
+	public static String command(int port, String... arguments) {
+		try (Socket socket = new Socket("127.0.0.1", port)) {
 			socket.setSoTimeout(5000);
 			StringBuilder request = new StringBuilder("*").append(arguments.length).append("\r\n");
 			for (String argument : arguments) {

@@ -42,6 +42,17 @@ public final class TestRedis {
 	 */
 	public static synchronized List<Integer> cluster() {
 		if (clusterPorts == null) {
+			clusterPorts = newCluster();
+		}
+		return clusterPorts;
+	}
+
+	/**
+	 * Starts a cluster of its own, for a test that changes its topology; stopped when the JVM exits.
+	 * @return the six ports
+	 */
+	public static List<Integer> newCluster() {
+		{
 			List<Integer> ports = List.of(RedisProcess.freePort(), RedisProcess.freePort(), RedisProcess.freePort(),
 					RedisProcess.freePort(), RedisProcess.freePort(), RedisProcess.freePort());
 			try {
@@ -64,9 +75,8 @@ public final class TestRedis {
 			catch (Exception ex) {
 				throw new IllegalStateException("cannot start a Redis Cluster on " + ports, ex);
 			}
-			clusterPorts = ports;
+			return ports;
 		}
-		return clusterPorts;
 	}
 
 	/**
