@@ -39,6 +39,17 @@ import io.github.limiter.spi.RateLimiterBackend;
  */
 public final class GuardedBackend implements RateLimiterBackend {
 
+	/**
+	 * Fires the deadlines. A thread of its own, so that the JDK's shared delay scheduler is never held up, and only
+	 * fallback decisions (local and fast) run on it: callers continue on their own threads.
+	 */
+	private static final java.util.concurrent.ScheduledExecutorService DEADLINES = java.util.concurrent.Executors
+		.newSingleThreadScheduledExecutor(runnable -> {
+			Thread thread = new Thread(runnable, "limiter-deadline");
+			thread.setDaemon(true);
+			return thread;
+		});
+
 	/** Where calls to a blocking client run when no executor was given, so that the deadline holds. */
 	private static final Executor BLOCKING_CALLS = java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
 		Thread thread = new Thread(runnable, "limiter-blocking-call");
@@ -119,16 +130,22 @@ public final class GuardedBackend implements RateLimiterBackend {
 					try {
 						relay(this.delegate.decideAsync(requests, operation), answer);
 					}
-					catch (RuntimeException ex) {
+					catch (Throwable ex) {
 						answer.completeExceptionally(ex);
 					}
 				});
 			}
 		}
-		catch (RuntimeException ex) {
+		catch (Throwable ex) {
+			// Errors too: a probe that throws must still reach onFailure, or the breaker would stay half-open.
 			answer.completeExceptionally(ex);
 		}
-		return answer.orTimeout(this.deadline.toNanos(), TimeUnit.NANOSECONDS).handle((decision, failure) -> {
+		if (!answer.isDone()) {
+			java.util.concurrent.ScheduledFuture<?> timeout = DEADLINES.schedule(
+					() -> answer.completeExceptionally(new TimeoutException()), this.deadline.toNanos(), TimeUnit.NANOSECONDS);
+			answer.whenComplete((decision, failure) -> timeout.cancel(false));
+		}
+		return answer.handle((decision, failure) -> {
 			if (failure == null) {
 				this.breaker.onSuccess();
 				return decision;

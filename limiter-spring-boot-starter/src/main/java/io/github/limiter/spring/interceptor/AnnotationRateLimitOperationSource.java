@@ -116,10 +116,13 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 					.findFirst()
 					.orElseThrow();
 				if (!Objects.equals(other.limit().toString(), operation.limit().toString())
-						|| other.limit().scope() != operation.limit().scope()) {
+						|| other.limit().scope() != operation.limit().scope()
+						|| other.failurePolicy() != operation.failurePolicy() || other.shadow() != operation.shadow()) {
 					throw new IllegalStateException("Invalid @RateLimit on " + method.description() + ": limit '"
-							+ operation.limit().name() + "' is " + operation.limit() + " here but " + other.limit() + " on "
-							+ owner.description() + "; methods that share a limit by name must define it the same way");
+							+ operation.limit().name() + "' is " + operation.limit() + " (on failure " + operation.failurePolicy()
+							+ ", shadow " + operation.shadow() + ") here but " + other.limit() + " (on failure "
+							+ other.failurePolicy() + ", shadow " + other.shadow() + ") on " + owner.description()
+							+ "; methods that share a limit by name must define it the same way");
 				}
 			}
 		}

@@ -210,6 +210,11 @@ final class RateLimitAnnotationParser {
 		String recordIfText = resolver.text("recordIf", annotation.recordIf());
 		Expression recordIf = StringUtils.hasText(recordIfText)
 				? parseKey(resolver, "recordIf", recordIfText, method, names, Set.of("result")) : null;
+		if (recordIf != null && isStream(method.getReturnType())) {
+			throw resolver.invalid("attribute 'recordIf'", recordIfText,
+					"applies to single results only, and " + method.getReturnType().getSimpleName()
+							+ " is a stream: use recordOn to count streams that end with an error");
+		}
 		List<Class<? extends Throwable>> recordOn = List.of(annotation.recordOn());
 		boolean failuresOnly = recordIf != null || !recordOn.isEmpty();
 		if (failuresOnly && shadow.value && !shadow.explicit()) {
@@ -226,6 +231,31 @@ final class RateLimitAnnotationParser {
 		}
 		return new RateLimitOperation(limit, cost.value, (keyText != null) ? keyText : "", key, resolver.policyName,
 				onFailure.value, maxWait.value, shadow.value, recordOn, recordIf);
+	}
+
+	/** A reactive stream other than a Mono, checked by name: Reactor may not be on the classpath. */
+	private static boolean isStream(Class<?> type) {
+		for (Class<?> current = type; current != null; current = current.getSuperclass()) {
+			if (current.getName().equals("reactor.core.publisher.Mono")) {
+				return false;
+			}
+		}
+		return implementsByName(type, "org.reactivestreams.Publisher");
+	}
+
+	private static boolean implementsByName(Class<?> type, String name) {
+		if (type == null) {
+			return false;
+		}
+		if (type.getName().equals(name)) {
+			return true;
+		}
+		for (Class<?> implemented : type.getInterfaces()) {
+			if (implementsByName(implemented, name)) {
+				return true;
+			}
+		}
+		return implementsByName(type.getSuperclass(), name);
 	}
 
 	private static FailurePolicy failurePolicy(String value) {

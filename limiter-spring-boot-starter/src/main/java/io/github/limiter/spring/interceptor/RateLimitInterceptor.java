@@ -48,6 +48,13 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 	private static final long SHADOW_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
+	/** Where asynchronous limited methods continue once their decision arrives from another thread. */
+	static final java.util.concurrent.Executor CONTINUATIONS = java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
+		Thread thread = new Thread(runnable, "limiter-continuation");
+		thread.setDaemon(true);
+		return thread;
+	});
+
 	private final RateLimitOperationSource source;
 
 	private final Supplier<RateLimiter> rateLimiter;
@@ -112,16 +119,21 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			result = invocation.proceed();
 		}
 		catch (Throwable failure) {
-			recordFailures(call, failure, null);
+			recordFailuresSafely(call, failure, null, true);
 			throw failure;
 		}
-		recordFailures(call, null, result);
+		recordFailuresSafely(call, null, result, true);
 		return result;
 	}
 
 	private Object limitStage(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass) {
 		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, Caller.SERVLET);
-		return admit(call).<Object>thenCompose(admission -> {
+		CompletionStage<Admission> admitted = admit(call);
+		// The method runs on the caller's thread when the decision is already made, else on the limiter's executor:
+		// never on a Redis client's I/O thread or on the thread that fires deadlines.
+		CompletableFuture<Admission> decided = admitted.toCompletableFuture();
+		CompletionStage<Admission> next = decided.isDone() ? decided : decided.thenApplyAsync(a -> a, CONTINUATIONS);
+		return next.<Object>thenCompose(admission -> {
 			if (admission.rejection() != null) {
 				try {
 					@SuppressWarnings("unchecked")
@@ -136,22 +148,26 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			Runnable proceed = () -> {
 				try {
 					((CompletionStage<?>) invocation.proceed()).whenComplete((result, failure) -> {
-						recordFailures(call, unwrap(failure), result);
-						if (failure != null) {
-							proceeded.completeExceptionally(unwrap(failure));
+						try {
+							recordFailuresSafely(call, unwrap(failure), result, false);
 						}
-						else {
-							proceeded.complete(result);
+						finally {
+							if (failure != null) {
+								proceeded.completeExceptionally(unwrap(failure));
+							}
+							else {
+								proceeded.complete(result);
+							}
 						}
 					});
 				}
 				catch (Throwable failure) {
-					recordFailures(call, failure, null);
+					recordFailuresSafely(call, failure, null, false);
 					proceeded.completeExceptionally(failure);
 				}
 			};
 			if (admission.delayNanos() > 0) {
-				CompletableFuture.delayedExecutor(admission.delayNanos(), TimeUnit.NANOSECONDS).execute(proceed);
+				CompletableFuture.delayedExecutor(admission.delayNanos(), TimeUnit.NANOSECONDS, CONTINUATIONS).execute(proceed);
 			}
 			else {
 				proceed.run();
@@ -235,10 +251,11 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 * @param call the call
 	 * @param failure what the call threw, or {@code null}
 	 * @param result what it returned
+	 * @return the record, or {@code null} when nothing failed
 	 */
-	void recordFailures(Call call, Throwable failure, Object result) {
+	private CompletionStage<?> recordFailuresAsync(Call call, Throwable failure, Object result) {
 		if (call.checked.isEmpty()) {
-			return;
+			return null;
 		}
 		List<LimitRequest> failed = new ArrayList<>(call.checked.size());
 		for (int i = 0; i < call.checkedOperations.size(); i++) {
@@ -249,13 +266,35 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				failed.add(call.checked.get(i));
 			}
 		}
-		if (!failed.isEmpty()) {
-			this.rateLimiter.get().decideAsync(failed, Operation.RECORD).whenComplete((decision, problem) -> {
-				if (problem != null) {
-					logger.log(System.Logger.Level.WARNING, "Could not record a failed call of " + call.limited.description(),
-							problem);
-				}
-			});
+		if (failed.isEmpty()) {
+			return null;
+		}
+		return this.rateLimiter.get().decideAsync(failed, Operation.RECORD).whenComplete((decision, problem) -> {
+			if (problem != null) {
+				logger.log(System.Logger.Level.WARNING, "Could not record a failed call of " + call.limited.description(),
+						problem);
+			}
+		});
+	}
+
+	/**
+	 * Records failures, never letting a problem with the recording replace the call's own outcome.
+	 * @param call the call
+	 * @param failure what the call threw, or {@code null}
+	 * @param result what it returned
+	 * @param wait whether to wait for the record (bounded by the backend's deadline), so that the next check of the
+	 * same caller sees it
+	 */
+	void recordFailuresSafely(Call call, Throwable failure, Object result, boolean wait) {
+		try {
+			CompletionStage<?> recorded = recordFailuresAsync(call, failure, result);
+			if (wait && recorded != null) {
+				recorded.toCompletableFuture().exceptionally(problem -> null).join();
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.log(System.Logger.Level.WARNING, "Could not decide whether a call of " + call.limited.description()
+					+ " failed; it is not counted", ex);
 		}
 	}
 

@@ -7,6 +7,7 @@ import org.springframework.aop.ProxyMethodInvocation;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import io.github.limiter.spring.web.Caller;
 import io.github.limiter.spring.web.ExchangeCaller;
@@ -36,7 +37,9 @@ final class ReactiveRateLimits {
 					targetClass, who));
 		});
 		boolean mono = Mono.class.isAssignableFrom(invocation.getMethod().getReturnType());
+		// publishOn: the method's publisher is assembled off the Redis client's I/O thread and the deadline thread.
 		Mono<Object> admitted = call.flatMap(limitedCall -> Mono.fromCompletionStage(() -> interceptor.admit(limitedCall))
+			.publishOn(Schedulers.parallel())
 			.flatMap(admission -> {
 				if (admission.rejection() != null) {
 					return Mono.defer(() -> {
@@ -83,8 +86,8 @@ final class ReactiveRateLimits {
 			if (this.call.checked.isEmpty()) {
 				return result;
 			}
-			return result.doOnError(failure -> this.interceptor.recordFailures(this.call, failure, null))
-				.doOnSuccess(value -> this.interceptor.recordFailures(this.call, null, value));
+			return result.doOnError(failure -> this.interceptor.recordFailuresSafely(this.call, failure, null, false))
+				.doOnSuccess(value -> this.interceptor.recordFailuresSafely(this.call, null, value, false));
 		}
 
 		Flux<Object> flux() {
@@ -93,7 +96,7 @@ final class ReactiveRateLimits {
 				return result;
 			}
 			// A stream counts as failed when it ends with an error; recordIf applies to single results only.
-			return result.doOnError(failure -> this.interceptor.recordFailures(this.call, failure, null));
+			return result.doOnError(failure -> this.interceptor.recordFailuresSafely(this.call, failure, null, false));
 		}
 
 	}

@@ -166,7 +166,50 @@ class InterceptorBehaviourTests {
 		});
 	}
 
+	@Test
+	void aBrokenRecordConditionNeverReplacesTheCallsOutcome() {
+		this.runner.withBean(Broken.class).run(context -> {
+			Broken broken = context.getBean(Broken.class);
+			assertThat(broken.call()).isNull();
+			assertThat(broken.stage().toCompletableFuture().get(2, java.util.concurrent.TimeUnit.SECONDS)).isNull();
+		});
+	}
+
+	@Test
+	void anAsynchronousMethodNeverRunsOnTheThreadThatDecided() {
+		this.runner.withBean(SlowDecisions.class).run(context -> {
+			Service service = context.getBean(Service.class);
+			String thread = service.threadName().toCompletableFuture().get(2, java.util.concurrent.TimeUnit.SECONDS);
+			assertThat(thread).doesNotStartWith("limiter-deadline");
+		});
+	}
+
+	static class Broken {
+
+		@RateLimit(max = "5", window = "1m", recordIf = "#result.isEmpty()")
+		public String call() {
+			return null;
+		}
+
+		@RateLimit(max = "5", window = "1m", recordIf = "#result.isEmpty()")
+		public CompletionStage<String> stage() {
+			return CompletableFuture.completedFuture(null);
+		}
+
+	}
+
+	/** Not a bean that matters: makes the context start the limiter's executors. */
+	static class SlowDecisions {
+
+	}
+
 	static class Service {
+
+		@RateLimit(max = "100", window = "1m")
+		public CompletionStage<String> threadName() {
+			return CompletableFuture.completedFuture(Thread.currentThread().getName());
+		}
+
 
 		final AtomicInteger attempts = new AtomicInteger();
 

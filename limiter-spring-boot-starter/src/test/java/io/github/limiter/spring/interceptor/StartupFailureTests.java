@@ -127,6 +127,50 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void sharedLimitWithDifferentFailurePolicies() {
+		this.runner.withBean(OpenShared.class).withBean(ClosedShared.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("on failure")
+				.hasMessageContaining("methods that share a limit by name must define it the same way");
+		});
+	}
+
+	@Test
+	void recordIfOnAStream() {
+		this.runner.withBean(StreamRecordIf.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("attribute 'recordIf' = '#result' applies to single results only, and Flux is a stream");
+		});
+	}
+
+	static class OpenShared {
+
+		@RateLimit(name = "stock", max = "3", window = "1s", onFailure = "open")
+		public void call() {
+		}
+
+	}
+
+	static class ClosedShared {
+
+		@RateLimit(name = "stock", max = "3", window = "1s", onFailure = "closed")
+		public void call() {
+		}
+
+	}
+
+	static class StreamRecordIf {
+
+		@RateLimit(max = "3", window = "1s", recordIf = "#result")
+		public reactor.core.publisher.Flux<Boolean> call() {
+			return reactor.core.publisher.Flux.just(true);
+		}
+
+	}
+
+	@Test
 	void invalidPolicyProperty() {
 		assertStartupFails(Fine.class, "Invalid limiter.policies.login.max = '0': must be positive",
 				"limiter.policies.login.max=0");
