@@ -152,6 +152,33 @@ class GuardedBackendIntegrationTests {
 		assertThat(decide(guarded, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
 	}
 
+	@org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+	@org.junit.jupiter.params.provider.ValueSource(strings = { "DEBUG SLEEP", "CLIENT PAUSE WRITE" })
+	void aSlowOrPausedRedisCostsNoMoreThanTheDeadline(String stall) throws Exception {
+		GuardedBackend guarded = guard(lettuceBackend(), FailurePolicy.LOCAL);
+		assertThat(decideUntilBackend(guarded).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+		Thread staller = new Thread(() -> {
+			if (stall.equals("DEBUG SLEEP")) {
+				this.redis.command("DEBUG", "SLEEP", "1.5");
+			}
+			else {
+				this.redis.command("CLIENT", "PAUSE", "1500", "WRITE");
+			}
+		});
+		staller.start();
+		Thread.sleep(100);
+		long slowest = 0;
+		for (int i = 0; i < 20; i++) {
+			Timed timed = decide(guarded, this.limit);
+			slowest = Math.max(slowest, timed.millis());
+			assertThat(timed.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+		}
+		staller.join();
+		Thread.sleep(400);
+		assertThat(decideUntilBackend(guarded).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+		System.out.println(stall + " for 1.5 s: slowest of 20 decisions " + slowest + " ms, then Redis decides again");
+	}
+
 	@Test
 	void aBlockingClientIsCutOffAtTheDeadlineToo() {
 		JedisConnectionFactory jedis = new JedisConnectionFactory(
