@@ -103,6 +103,38 @@ class BadConfigurationCorpusTests {
 		});
 	}
 
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("good")
+	void everyAcceptedCombinationStoresKeysWithAPositiveTtlOnRedis(String properties) {
+		String prefix = io.github.limiter.testsupport.TestRedis.uniquePrefix();
+		org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory factory = io.github.limiter.testsupport.TestRedis
+			.lettuce();
+		try {
+			this.runner.withBean(org.springframework.data.redis.connection.RedisConnectionFactory.class, () -> factory)
+				.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix, "limiter.failure.deadline=5s")
+				.withPropertyValues(policies())
+				.withPropertyValues(properties.split(","))
+				.run(context -> {
+					assertThat(context).hasNotFailed();
+					context.getBean(Corpus.class).call("user");
+					io.github.limiter.testsupport.RedisProcess redis = io.github.limiter.testsupport.TestRedis.standalone();
+					String keys = redis.command("KEYS", prefix + "*");
+					java.util.List<String> names = keys.lines().filter(line -> line.startsWith(prefix)).toList();
+					if (!properties.contains("1ms")) {
+						// (a state of a millisecond is gone before it can be listed)
+						assertThat(names).as("keys of %s", properties).isNotEmpty();
+					}
+					for (String name : names) {
+						long ttl = Long.parseLong(redis.command("PTTL", name).trim().substring(1));
+						assertThat(ttl).as("TTL of %s", name).isPositive();
+					}
+				});
+		}
+		finally {
+			factory.destroy();
+		}
+	}
+
 	private static String[] policies() {
 		return new String[] { "limiter.policies.fixed.algorithm=fixed-window",
 				"limiter.policies.leaky.algorithm=leaky-bucket", "limiter.policies.log.algorithm=sliding-window-log" };
