@@ -1,0 +1,76 @@
+package io.github.limiter.benchmarks;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+
+import io.github.limiter.RateLimiter;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.backend.local.LocalBackend;
+
+/**
+ * One in-process decision on a token bucket that never runs dry, next to Guava's {@code RateLimiter}, a local
+ * Bucket4j bucket and Resilience4j's {@code RateLimiter}: the cost of asking, not of waiting.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+public class LocalDecisionBenchmark {
+
+	private RateLimiter limiter;
+
+	private TokenBucket bucket;
+
+	private com.google.common.util.concurrent.RateLimiter guava;
+
+	private Bucket bucket4j;
+
+	private io.github.resilience4j.ratelimiter.RateLimiter resilience4j;
+
+	@Setup
+	public void setUp() {
+		this.limiter = RateLimiter.of(LocalBackend.create());
+		this.bucket = TokenBucket.of("bench", 1_000_000_000L, 1_000_000_000L, Duration.ofSeconds(1));
+		this.guava = com.google.common.util.concurrent.RateLimiter.create(1e9);
+		this.bucket4j = Bucket.builder()
+			.addLimit(Bandwidth.builder().capacity(1_000_000_000L).refillGreedy(1_000_000_000L, Duration.ofSeconds(1)).build())
+			.build();
+		this.resilience4j = io.github.resilience4j.ratelimiter.RateLimiter.of("bench",
+				RateLimiterConfig.custom()
+					.limitForPeriod(1_000_000_000)
+					.limitRefreshPeriod(Duration.ofSeconds(1))
+					.timeoutDuration(Duration.ZERO)
+					.build());
+	}
+
+	@Benchmark
+	public boolean limiter() {
+		return this.limiter.acquire(this.bucket, "k").allowed();
+	}
+
+	@Benchmark
+	public boolean guava() {
+		return this.guava.tryAcquire();
+	}
+
+	@Benchmark
+	public boolean bucket4j() {
+		return this.bucket4j.tryConsume(1);
+	}
+
+	@Benchmark
+	public boolean resilience4j() {
+		return this.resilience4j.acquirePermission();
+	}
+
+}
