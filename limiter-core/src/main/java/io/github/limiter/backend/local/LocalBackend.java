@@ -94,6 +94,9 @@ public final class LocalBackend implements RateLimiterBackend {
 		if (requests.isEmpty()) {
 			throw new IllegalArgumentException("a decision needs at least one limit request");
 		}
+		if (requests.size() == 1 && operation != Operation.RECORD) {
+			return decideOne(requests.get(0), operation);
+		}
 		Entry[] locked = new Entry[requests.size()];
 		Integer[] order = new Integer[requests.size()];
 		StoreKey[] keys = new StoreKey[requests.size()];
@@ -106,6 +109,34 @@ public final class LocalBackend implements RateLimiterBackend {
 		}
 		Decision decision = lockAndDecide(requests, keys, order, 0, locked, operation);
 		// Sweep with no entry locked: sweeping locks entries one by one, which could deadlock under held locks.
+		if (this.sweepDue) {
+			sweep(this.clock.nowMicros());
+		}
+		return decision;
+	}
+
+	/** The common case: one limit, one key, no ordering or arrays. */
+	private Decision decideOne(LimitRequest request, Operation operation) {
+		StoreKey key = StoreKey.of(request);
+		AbstractLimit<Object> limit = algorithm(request.limit());
+		Decision decision;
+		while (true) {
+			Entry entry = entry(key);
+			synchronized (entry) {
+				if (entry.removed) {
+					continue;
+				}
+				long now = this.clock.nowMicros();
+				Outcome<Object> outcome = limit.evaluate(entry.state, now, request.cost());
+				String token = null;
+				if (operation.acquires() && outcome.allowed()) {
+					entry.state = outcome.next();
+					token = (limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null;
+				}
+				decision = decision(limit, outcome, outcome.allowed(), now, token);
+				break;
+			}
+		}
 		if (this.sweepDue) {
 			sweep(this.clock.nowMicros());
 		}
