@@ -66,9 +66,10 @@ public abstract class AbstractLimit<S> implements Limit {
 	 * Describes this limit to the Lua script: the algorithm's code in the script followed by its parameters.
 	 * @param clientNowMicros the caller's clock, used only to describe calendar windows around the present (the script
 	 * reads the time from Redis and picks the window that contains it)
-	 * @return exactly {@value #SCRIPT_PARAMETERS} strings, the first being the algorithm code
+	 * @return exactly {@value #SCRIPT_PARAMETERS} strings, the first being the algorithm code; an immutable list,
+	 * built once for limits that do not depend on the clock
 	 */
-	public abstract String[] scriptParameters(long clientNowMicros);
+	public abstract java.util.List<String> scriptParameters(long clientNowMicros);
 
 	/**
 	 * This limit shared out among instances: the same algorithm and window with a capacity and rate divided by

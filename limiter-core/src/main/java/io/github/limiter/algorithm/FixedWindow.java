@@ -3,6 +3,7 @@ package io.github.limiter.algorithm;
 import java.time.DayOfWeek;
 import java.time.Duration;
 import java.time.ZoneId;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -16,6 +17,8 @@ import java.util.Objects;
  * <p>State: the window start and the count, about 100 bytes in Redis. Script: {@code fixed_window.lua}.
  */
 public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
+
+	private volatile List<String> parameters;
 
 	private final long limit;
 
@@ -153,9 +156,13 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 	}
 
 	@Override
-	public String[] scriptParameters(long clientNowMicros) {
+	public List<String> scriptParameters(long clientNowMicros) {
 		if (this.calendarUnit == null) {
-			return new String[] { "fw", Long.toString(this.limit), Long.toString(this.windowMicros), "0", "0", "0" };
+			if (this.parameters == null) {
+				// Built once: the hot path of every Redis decision reads it.
+				this.parameters = List.of("fw", Long.toString(this.limit), Long.toString(this.windowMicros), "0", "0", "0");
+			}
+			return this.parameters;
 		}
 		// The client describes the calendar around its own clock: the previous, current and next period. The script
 		// picks the one that contains the Redis time, so a client clock that is off by less than a period is harmless.
@@ -163,8 +170,8 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 		long previous = windowStart(current - 1);
 		long next = windowEnd(current);
 		long afterNext = windowEnd(next);
-		return new String[] { "fc", Long.toString(this.limit), Long.toString(previous), Long.toString(current),
-				Long.toString(next), Long.toString(afterNext) };
+		return List.of("fc", Long.toString(this.limit), Long.toString(previous), Long.toString(current),
+				Long.toString(next), Long.toString(afterNext));
 	}
 
 	@Override

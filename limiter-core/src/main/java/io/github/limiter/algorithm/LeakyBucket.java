@@ -1,6 +1,7 @@
 package io.github.limiter.algorithm;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * Leaky bucket with the semantics of nginx {@code limit_req}: requests drain at {@code rate} per {@code period};
@@ -12,6 +13,8 @@ import java.time.Duration;
  * {@link Gcra GCRA} with capacity {@code burst + 1}. Script: {@code gcra.lua}.
  */
 public final class LeakyBucket extends AbstractLimit<Double> {
+
+	private volatile List<String> parameters;
 
 	private final long rate;
 
@@ -127,8 +130,12 @@ public final class LeakyBucket extends AbstractLimit<Double> {
 	}
 
 	@Override
-	public String[] scriptParameters(long clientNowMicros) {
-		return new String[] { "gc", Long.toString(this.burst + 1), number(this.gcra.interval()), this.nodelay ? "0" : "1", "0", "0" };
+	public List<String> scriptParameters(long clientNowMicros) {
+		if (this.parameters == null) {
+			// Built once: the hot path of every Redis decision reads it.
+			this.parameters = List.of("gc", Long.toString(this.burst + 1), number(this.gcra.interval()), this.nodelay ? "0" : "1", "0", "0");
+		}
+		return this.parameters;
 	}
 
 	@Override

@@ -1,6 +1,7 @@
 package io.github.limiter.algorithm;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * Sliding window counter: an O(1) approximation of a sliding window.
@@ -15,6 +16,8 @@ import java.time.Duration;
  * {@code sliding_window_counter.lua}.
  */
 public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCounter.State> {
+
+	private volatile List<String> parameters;
 
 	private final long limit;
 
@@ -125,8 +128,12 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 	}
 
 	@Override
-	public String[] scriptParameters(long clientNowMicros) {
-		return new String[] { "sc", Long.toString(this.limit), Long.toString(this.windowMicros), "0", "0", "0" };
+	public List<String> scriptParameters(long clientNowMicros) {
+		if (this.parameters == null) {
+			// Built once: the hot path of every Redis decision reads it.
+			this.parameters = List.of("sc", Long.toString(this.limit), Long.toString(this.windowMicros), "0", "0", "0");
+		}
+		return this.parameters;
 	}
 
 	@Override

@@ -1,6 +1,7 @@
 package io.github.limiter.algorithm;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Arrays;
 
 /**
@@ -14,6 +15,8 @@ import java.util.Arrays;
  * when two calls arrive in the same microsecond. Script: {@code sliding_window_log.lua}.
  */
 public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State> {
+
+	private volatile List<String> parameters;
 
 	private final long limit;
 
@@ -108,8 +111,12 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 	}
 
 	@Override
-	public String[] scriptParameters(long clientNowMicros) {
-		return new String[] { "sl", Long.toString(this.limit), Long.toString(this.windowMicros), "0", "0", "0" };
+	public List<String> scriptParameters(long clientNowMicros) {
+		if (this.parameters == null) {
+			// Built once: the hot path of every Redis decision reads it.
+			this.parameters = List.of("sl", Long.toString(this.limit), Long.toString(this.windowMicros), "0", "0", "0");
+		}
+		return this.parameters;
 	}
 
 	private long[] live(State state, long now) {

@@ -1,6 +1,7 @@
 package io.github.limiter.algorithm;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * Token bucket: a bucket of {@code capacity} tokens, refilled continuously at {@code refillTokens} per
@@ -12,6 +13,8 @@ import java.time.Duration;
  * 100 bytes in Redis). Script: {@code gcra.lua}.
  */
 public final class TokenBucket extends AbstractLimit<Double> {
+
+	private volatile List<String> parameters;
 
 	private final long capacity;
 
@@ -120,8 +123,12 @@ public final class TokenBucket extends AbstractLimit<Double> {
 	}
 
 	@Override
-	public String[] scriptParameters(long clientNowMicros) {
-		return new String[] { "gc", Long.toString(this.capacity), number(this.gcra.interval()), "0", "0", "0" };
+	public List<String> scriptParameters(long clientNowMicros) {
+		if (this.parameters == null) {
+			// Built once: the hot path of every Redis decision reads it.
+			this.parameters = List.of("gc", Long.toString(this.capacity), number(this.gcra.interval()), "0", "0", "0");
+		}
+		return this.parameters;
 	}
 
 	@Override

@@ -189,12 +189,10 @@ public class RedisScriptBackend implements RateLimiterBackend {
 			if (!operation.equals("x")) {
 				long clientNow = clientTime();
 				for (LimitRequest request : this.requests) {
-					String[] parameters = algorithm(request.limit()).scriptParameters(clientNow);
-					args.add(parameters[0]);
+					List<String> parameters = algorithm(request.limit()).scriptParameters(clientNow);
+					args.add(parameters.get(0));
 					args.add(Long.toString(request.cost()));
-					for (int i = 1; i < parameters.length; i++) {
-						args.add(parameters[i]);
-					}
+					args.addAll(parameters.subList(1, parameters.size()));
 				}
 			}
 			CompletionStage<List<Object>> reply;
