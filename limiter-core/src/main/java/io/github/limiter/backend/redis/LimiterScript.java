@@ -10,15 +10,18 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * The Lua script every Redis backend runs: the algorithm files under {@code META-INF/limiter/lua} followed by the
- * driver {@code decide.lua}, composed once and identified by its SHA-1 for {@code EVALSHA}.
+ * The Lua scripts every Redis backend runs: the algorithm files under {@code META-INF/limiter/lua} followed by a
+ * driver, composed once and identified by its SHA-1 for {@code EVALSHA}. The driver {@code decide.lua} decides one
+ * operation over one or more limits; {@code batch.lua} decides several operations on one key in order.
  */
 public final class LimiterScript {
 
-	private static final List<String> FILES = List.of("common.lua", "fixed_window.lua", "sliding_window_log.lua",
-			"sliding_window_counter.lua", "gcra.lua", "decide.lua");
+	private static final List<String> ALGORITHMS = List.of("common.lua", "fixed_window.lua", "sliding_window_log.lua",
+			"sliding_window_counter.lua", "gcra.lua");
 
-	private static final LimiterScript INSTANCE = new LimiterScript(compose());
+	private static final LimiterScript DECIDE = new LimiterScript(compose("decide.lua"));
+
+	private static final LimiterScript BATCH = new LimiterScript(compose("batch.lua"));
 
 	private final String source;
 
@@ -30,11 +33,19 @@ public final class LimiterScript {
 	}
 
 	/**
-	 * The script.
+	 * The script that decides one operation over one or more limits.
 	 * @return the script
 	 */
 	public static LimiterScript get() {
-		return INSTANCE;
+		return DECIDE;
+	}
+
+	/**
+	 * The script that decides several operations on one key, one after the other.
+	 * @return the script
+	 */
+	public static LimiterScript batch() {
+		return BATCH;
 	}
 
 	/**
@@ -53,9 +64,11 @@ public final class LimiterScript {
 		return this.sha;
 	}
 
-	private static String compose() {
+	private static String compose(String driver) {
 		StringBuilder source = new StringBuilder();
-		for (String file : FILES) {
+		List<String> files = new java.util.ArrayList<>(ALGORITHMS);
+		files.add(driver);
+		for (String file : files) {
 			String path = "META-INF/limiter/lua/" + file;
 			try (InputStream in = LimiterScript.class.getClassLoader().getResourceAsStream(path)) {
 				if (in == null) {

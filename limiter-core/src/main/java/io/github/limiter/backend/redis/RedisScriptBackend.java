@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 import io.github.limiter.Decision;
@@ -19,13 +21,18 @@ import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
- * Redis backend: every decision is one {@code EVALSHA} of the {@link LimiterScript}, on any client that has a
+ * Redis backend: every decision is one {@code EVALSHA} of a {@link LimiterScript}, on any client that has a
  * {@link RedisScriptExecutor}.
  *
  * <p>The script reads the time with {@code TIME}, so every instance of the application agrees on it whatever their
  * clocks; it gives every key it writes a TTL, so idle keys vanish. Limits whose keys share a hash tag (on a
  * standalone Redis: all of them) are decided in one script call; on a Redis Cluster, limits in different slots are
  * decided by {@link CompensatingDecision}.
+ *
+ * <p>A decision on a single limit (the common case) takes a shorter road: a rejection this JVM saw and whose retry
+ * time has not come is answered from the {@link DenialCache} without Redis, and calls on one key that are in flight
+ * at once are decided together by one script call ({@link KeyLanes}), each exactly as if it had come alone. Both can
+ * be switched off on the {@link Builder}.
  */
 public class RedisScriptBackend implements RateLimiterBackend {
 
@@ -37,6 +44,17 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 	private final LimiterScript script = LimiterScript.get();
 
+	private final LimiterScript batchScript = LimiterScript.batch();
+
+	/** {@code null} when switched off. */
+	private final DenialCache denials;
+
+	/** {@code null} when switched off. */
+	private final KeyLanes lanes;
+
+	/** The clock of the denial cache: the test clock, or a monotonic one. */
+	private final TimeSource cacheClock;
+
 	/**
 	 * Creates a backend.
 	 * @param executor the client adapter
@@ -45,10 +63,27 @@ public class RedisScriptBackend implements RateLimiterBackend {
 	 * at chosen instants
 	 */
 	protected RedisScriptBackend(RedisScriptExecutor executor, KeyLayout layout, TimeSource testClock) {
+		this(executor, layout, testClock, DEFAULT_DENIAL_CACHE_SIZE, true);
+	}
+
+	private RedisScriptBackend(RedisScriptExecutor executor, KeyLayout layout, TimeSource testClock, int denialCacheSize,
+			boolean coalesce) {
 		this.executor = Objects.requireNonNull(executor, "executor must not be null");
 		this.layout = Objects.requireNonNull(layout, "layout must not be null");
 		this.testClock = testClock;
+		this.denials = (denialCacheSize > 0) ? new DenialCache(denialCacheSize) : null;
+		this.lanes = coalesce ? new KeyLanes(this::sendBatch, MAX_BATCH, MAX_WAITING) : null;
+		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}
+
+	/** Keys the denial cache remembers by default. */
+	public static final int DEFAULT_DENIAL_CACHE_SIZE = 100_000;
+
+	/** At most this many decisions go in one coalesced script call. */
+	static final int MAX_BATCH = 256;
+
+	/** At most this many decisions wait for one key. */
+	static final int MAX_WAITING = 4096;
 
 	/**
 	 * Starts a builder.
@@ -72,11 +107,92 @@ public class RedisScriptBackend implements RateLimiterBackend {
 		if (requests.isEmpty()) {
 			throw new IllegalArgumentException("a decision needs at least one limit request");
 		}
+		if (requests.size() == 1 && operation != Operation.RECORD) {
+			return decideOne(requests.get(0), operation);
+		}
 		List<Integer> positions = new ArrayList<>(requests.size());
 		for (int i = 0; i < requests.size(); i++) {
 			positions.add(i);
 		}
 		return CompensatingDecision.decide(units(requests, positions), requests.size(), operation);
+	}
+
+	private CompletionStage<Decision> decideOne(LimitRequest request, Operation operation) {
+		String key = this.layout.key(request);
+		long sent = 0;
+		if (this.denials != null) {
+			sent = this.cacheClock.nowMicros();
+			Decision known = this.denials.lookup(key, request.limit().name(), request.cost(), sent);
+			if (known != null) {
+				return CompletableFuture.completedFuture(known);
+			}
+		}
+		CompletionStage<Decision> decision = (this.lanes != null) ? this.lanes.submit(key, request, operation)
+				: sendBatch(key, List.of(new KeyLanes.Call(request, operation, null))).thenApply(decisions -> decisions.get(0));
+		if (this.denials == null) {
+			return decision;
+		}
+		long sentAt = sent;
+		return decision.thenApply(answer -> {
+			if (!answer.allowed()) {
+				this.denials.remember(key, request.cost(), answer, sentAt);
+			}
+			return answer;
+		});
+	}
+
+	/** Decides calls on one key, in order, with one call of the batch script. */
+	private CompletionStage<List<Decision>> sendBatch(String key, List<KeyLanes.Call> calls) {
+		Limit limit = calls.get(0).request().limit();
+		List<String> parameters = algorithm(limit).scriptParameters(clientTime());
+		boolean log = limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG;
+		List<String> args = new ArrayList<>(parameters.size() + 1 + 2 * calls.size());
+		args.add(argumentTime());
+		args.addAll(parameters);
+		String[] tokens = new String[calls.size()];
+		for (int i = 0; i < calls.size(); i++) {
+			KeyLanes.Call call = calls.get(i);
+			args.add(((call.operation() == Operation.CHECK) ? "c" : "a") + call.request().cost());
+			tokens[i] = (log && call.operation().acquires()) ? InstanceIdentity.nextToken() : "";
+			args.add(tokens[i]);
+		}
+		return execute(this.batchScript, List.of(key), args, key).thenApply(reply -> {
+			if (reply == null || reply.size() != 1 + 5 * calls.size()) {
+				throw new BackendException("unexpected reply from the limiter batch script on " + key + ": " + reply, null);
+			}
+			long now = number(reply.get(0));
+			List<Decision> decisions = new ArrayList<>(calls.size());
+			for (int i = 0; i < calls.size(); i++) {
+				int base = 1 + 5 * i;
+				boolean allowed = number(reply.get(base)) == 1;
+				decisions.add(Decision.of(limit.name(), allowed, limit.capacity(), number(reply.get(base + 1)),
+						number(reply.get(base + 2)), number(reply.get(base + 3)), number(reply.get(base + 4)), now,
+						(allowed && !tokens[i].isEmpty()) ? tokens[i] : null));
+			}
+			return decisions;
+		});
+	}
+
+	private CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args,
+			Object what) {
+		CompletionStage<List<Object>> reply;
+		try {
+			reply = this.executor.execute(script, keys, args);
+		}
+		catch (RuntimeException ex) {
+			reply = CompletableFuture.failedFuture(ex);
+		}
+		return reply.handle((result, failure) -> {
+			if (failure != null) {
+				Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+						? failure.getCause() : failure;
+				if (cause instanceof BackendException backend) {
+					throw backend;
+				}
+				throw new BackendException("Redis could not decide " + what + ": " + cause.getMessage(), cause);
+			}
+			return result;
+		});
 	}
 
 	@Override
@@ -86,7 +202,11 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
-		ScriptUnit unit = new ScriptUnit(List.of(LimitRequest.of(limit, key)), List.of(0), argumentTime(), "");
+		LimitRequest request = LimitRequest.of(limit, key);
+		if (this.denials != null) {
+			this.denials.forget(this.layout.key(request));
+		}
+		ScriptUnit unit = new ScriptUnit(List.of(request), List.of(0), argumentTime(), "");
 		return unit.call("x").thenApply(reply -> null);
 	}
 
@@ -178,6 +298,9 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 		@Override
 		public CompletionStage<Void> refund() {
+			if (RedisScriptBackend.this.denials != null) {
+				this.keys.forEach(RedisScriptBackend.this.denials::forget);
+			}
 			return call("f" + this.chargedAt).thenApply(reply -> null);
 		}
 
@@ -195,24 +318,7 @@ public class RedisScriptBackend implements RateLimiterBackend {
 					args.addAll(parameters.subList(1, parameters.size()));
 				}
 			}
-			CompletionStage<List<Object>> reply;
-			try {
-				reply = RedisScriptBackend.this.executor.execute(RedisScriptBackend.this.script, this.keys, args);
-			}
-			catch (RuntimeException ex) {
-				reply = java.util.concurrent.CompletableFuture.failedFuture(ex);
-			}
-			return reply.handle((result, failure) -> {
-				if (failure != null) {
-					Throwable cause = (failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null)
-							? failure.getCause() : failure;
-					if (cause instanceof BackendException backend) {
-						throw backend;
-					}
-					throw new BackendException("Redis could not decide " + this + ": " + cause.getMessage(), cause);
-				}
-				return result;
-			});
+			return execute(RedisScriptBackend.this.script, this.keys, args, this);
 		}
 
 		private List<Decision> decisions(List<Object> reply, Operation operation) {
@@ -271,6 +377,10 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 		private TimeSource testClock;
 
+		private int denialCacheSize = DEFAULT_DENIAL_CACHE_SIZE;
+
+		private boolean coalesce = true;
+
 		Builder(RedisScriptExecutor executor) {
 			this.executor = executor;
 		}
@@ -297,11 +407,37 @@ public class RedisScriptBackend implements RateLimiterBackend {
 		}
 
 		/**
+		 * How many keys the denial cache remembers ({@value RedisScriptBackend#DEFAULT_DENIAL_CACHE_SIZE} by default); 0 switches it
+		 * off, so that every decision goes to Redis.
+		 * @param size the number of keys, or 0
+		 * @return this builder
+		 */
+		public Builder denialCacheSize(int size) {
+			if (size < 0) {
+				throw new IllegalArgumentException("denial cache size must be 0 (off) or positive, not " + size);
+			}
+			this.denialCacheSize = size;
+			return this;
+		}
+
+		/**
+		 * Whether decisions in flight at once on one key are sent together in one script call ({@code true} by
+		 * default).
+		 * @param coalesce {@code false} to send every decision by itself
+		 * @return this builder
+		 */
+		public Builder coalesce(boolean coalesce) {
+			this.coalesce = coalesce;
+			return this;
+		}
+
+		/**
 		 * Builds the backend.
 		 * @return the backend
 		 */
 		public RedisScriptBackend build() {
-			return new RedisScriptBackend(this.executor, new KeyLayout(this.keyPrefix), this.testClock);
+			return new RedisScriptBackend(this.executor, new KeyLayout(this.keyPrefix), this.testClock,
+					this.denialCacheSize, this.coalesce);
 		}
 
 	}

@@ -93,6 +93,9 @@ public final class RedissonBackend implements RateLimiterBackend {
 				scripted.add(i);
 			}
 		}
+		if (units.isEmpty()) {
+			return this.scripts.decideAsync(requests, operation);
+		}
 		if (!scripted.isEmpty()) {
 			// Scripted limits first: they are refundable exactly, so a rejecting RRateLimiter costs nothing.
 			units.addAll(0, this.scripts.units(requests, scripted));

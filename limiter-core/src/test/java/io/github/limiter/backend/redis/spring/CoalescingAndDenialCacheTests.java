@@ -1,0 +1,227 @@
+package io.github.limiter.backend.redis.spring;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.SlidingWindowLog;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.backend.redis.LimiterScript;
+import io.github.limiter.backend.redis.RedisScriptBackend;
+import io.github.limiter.backend.redis.RedisScriptExecutor;
+import io.github.limiter.spi.BackendException;
+import io.github.limiter.testsupport.ManualClock;
+import io.github.limiter.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The two short roads of single-limit decisions on Redis: calls in flight at once on one key share a script call,
+ * each still decided exactly; rejections are answered from memory until their retry time.
+ */
+class CoalescingAndDenialCacheTests {
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = TestRedis.lettuce();
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	@Test
+	void decisionsInFlightTogetherOnOneKeyShareScriptCallsAndEachGetsItsOwnExactAnswer() {
+		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
+		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix())
+			.denialCacheSize(0).build());
+		Limit limit = TokenBucket.of("hot", 100, Duration.ofHours(1));
+
+		List<CompletableFuture<Decision>> decisions = new ArrayList<>();
+		for (int i = 0; i < 256; i++) {
+			decisions.add(limiter.acquireAsync(List.of(LimitRequest.of(limit, "k")), Duration.ZERO).toCompletableFuture());
+		}
+
+		for (int i = 0; i < 256; i++) {
+			Decision decision = decisions.get(i).join();
+			if (i < 100) {
+				assertThat(decision.allowed()).as("call %d", i).isTrue();
+				assertThat(decision.remaining()).as("call %d", i).isEqualTo(99 - i);
+			}
+			else {
+				assertThat(decision.allowed()).as("call %d", i).isFalse();
+				assertThat(decision.retryAfter()).as("call %d", i).isBetween(Duration.ofSeconds(35), Duration.ofSeconds(36));
+			}
+		}
+		// The first call goes alone; the 255 submitted while it was in flight follow in batches of at most 256.
+		assertThat(redis.calls.get()).isBetween(2, 10);
+		assertThat(redis.batchCalls.get()).isEqualTo(redis.calls.get());
+	}
+
+	@Test
+	void coalescedSlidingLogDecisionsEachStoreTheirOwnToken() {
+		RateLimiter limiter = RateLimiter.of(SpringDataRedisScriptExecutor.backend(connectionFactory, Runnable::run)
+			.keyPrefix(TestRedis.uniquePrefix()).build());
+		Limit limit = SlidingWindowLog.of("tokens", 5, Duration.ofMinutes(1));
+		List<CompletableFuture<Decision>> decisions = new ArrayList<>();
+		for (int i = 0; i < 8; i++) {
+			decisions.add(limiter.acquireAsync(List.of(LimitRequest.of(limit, "k")), Duration.ZERO).toCompletableFuture());
+		}
+		List<String> tokens = decisions.stream().map(CompletableFuture::join).filter(Decision::allowed)
+			.map(Decision::token).toList();
+		assertThat(tokens).hasSize(5).doesNotContainNull().doesNotHaveDuplicates();
+	}
+
+	@Test
+	void aRejectionIsAnsweredFromMemoryUntilItsRetryTimeThenRedisIsAskedAgain() {
+		ManualClock clock = new ManualClock(Instant.parse("2026-11-21T10:00:00Z"));
+		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
+		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix())
+			.testClock(clock).build());
+		Limit limit = FixedWindow.of("flood", 3, Duration.ofMinutes(1));
+
+		for (int i = 0; i < 3; i++) {
+			assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		}
+		Decision first = limiter.acquire(limit, "k");
+		assertThat(first.allowed()).isFalse();
+		assertThat(first.retryAfter()).isEqualTo(Duration.ofMinutes(1));
+		assertThat(redis.calls.get()).isEqualTo(4);
+
+		clock.advance(Duration.ofSeconds(20));
+		for (int i = 0; i < 1000; i++) {
+			Decision cached = limiter.acquire(limit, "k");
+			assertThat(cached.allowed()).isFalse();
+			assertThat(cached.remaining()).isZero();
+			assertThat(cached.retryAfter()).isBetween(Duration.ofSeconds(39), Duration.ofSeconds(40));
+		}
+		assertThat(limiter.check(limit, "k").allowed()).isFalse();
+		assertThat(redis.calls.get()).as("1001 rejections, no Redis call").isEqualTo(4);
+
+		clock.advance(Duration.ofSeconds(40));
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		assertThat(redis.calls.get()).isEqualTo(5);
+	}
+
+	@Test
+	void aRejectionOnlyAnswersCallsOfTheSameCost() {
+		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
+		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix()).build());
+		Limit limit = FixedWindow.of("costly", 5, Duration.ofHours(1));
+
+		assertThat(limiter.acquire(limit, "k", 4).allowed()).isTrue();
+		assertThat(limiter.acquire(limit, "k", 3).allowed()).isFalse();
+		assertThat(limiter.acquire(limit, "k", 3).allowed()).isFalse();
+		assertThat(redis.calls.get()).as("the second rejection of cost 3 is answered from memory").isEqualTo(2);
+		assertThat(limiter.acquire(limit, "k", 5).allowed()).isFalse();
+		assertThat(redis.calls.get()).as("cost 5 asks Redis").isEqualTo(3);
+
+		Decision one = limiter.acquire(limit, "k", 1);
+		assertThat(one.allowed()).isTrue();
+		assertThat(one.remaining()).isZero();
+		assertThat(redis.calls.get()).isEqualTo(4);
+	}
+
+	@Test
+	void aResetThroughThisInstanceForgetsTheRejection() {
+		RateLimiter limiter = RateLimiter.of(SpringDataRedisScriptExecutor.backend(connectionFactory, Runnable::run)
+			.keyPrefix(TestRedis.uniquePrefix()).build());
+		Limit limit = FixedWindow.of("reset", 1, Duration.ofHours(1));
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		assertThat(limiter.acquire(limit, "k").allowed()).isFalse();
+		limiter.reset(limit, "k");
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+	}
+
+	@Test
+	void withTheCacheSwitchedOffEveryRejectionGoesToRedis() {
+		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
+		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix())
+			.denialCacheSize(0).coalesce(false).build());
+		Limit limit = FixedWindow.of("uncached", 1, Duration.ofHours(1));
+		for (int i = 0; i < 10; i++) {
+			limiter.acquire(limit, "k");
+		}
+		assertThat(redis.calls.get()).isEqualTo(10);
+	}
+
+	@Test
+	void aKeyWhoseRedisDoesNotAnswerHoldsABoundedQueueAndFailsTheRestAtOnce() throws Exception {
+		CompletableFuture<List<Object>> never = new CompletableFuture<>();
+		RedisScriptExecutor stalled = new RedisScriptExecutor() {
+			@Override
+			public CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args) {
+				return never;
+			}
+
+			@Override
+			public boolean isCluster() {
+				return false;
+			}
+		};
+		RedisScriptBackend backend = RedisScriptBackend.builder(stalled).build();
+		Limit limit = FixedWindow.of("stalled", 10, Duration.ofSeconds(1));
+		List<CompletableFuture<Decision>> waiting = new ArrayList<>();
+		for (int i = 0; i < 4097; i++) {
+			waiting.add(backend.decideAsync(List.of(LimitRequest.of(limit, "k")), Operation.ACQUIRE).toCompletableFuture());
+		}
+		assertThat(waiting).allSatisfy(decision -> assertThat(decision).isNotDone());
+		CompletableFuture<Decision> overflow = backend.decideAsync(List.of(LimitRequest.of(limit, "k")), Operation.ACQUIRE)
+			.toCompletableFuture();
+		assertThatThrownBy(() -> overflow.get(1, TimeUnit.SECONDS)).hasCauseInstanceOf(BackendException.class)
+			.hasMessageContaining("4096 decisions are already waiting");
+
+		never.completeExceptionally(new IllegalStateException("connection closed"));
+		assertThat(waiting).allSatisfy(decision -> assertThat(decision).isCompletedExceptionally());
+	}
+
+	/** Counts script calls on their way to Redis. */
+	private static final class CountingExecutor implements RedisScriptExecutor {
+
+		final AtomicInteger calls = new AtomicInteger();
+
+		final AtomicInteger batchCalls = new AtomicInteger();
+
+		private final RedisScriptExecutor delegate;
+
+		CountingExecutor(RedisScriptExecutor delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args) {
+			this.calls.incrementAndGet();
+			if (script == LimiterScript.batch()) {
+				this.batchCalls.incrementAndGet();
+			}
+			return this.delegate.execute(script, keys, args);
+		}
+
+		@Override
+		public boolean isCluster() {
+			return this.delegate.isCluster();
+		}
+
+	}
+
+}
