@@ -1,0 +1,323 @@
+package io.github.limiter.benchmarks.redis;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.HdrHistogram.Histogram;
+
+import io.github.limiter.testsupport.RedisProcess;
+
+/**
+ * The Redis load harness: starts a {@code redis-server} on 127.0.0.1, runs every {@link Contender} through every
+ * workload at every concurrency, in an order rotated from round to round, and reports decisions per second,
+ * latency, Redis commands, Redis CPU and memory per decision, each as a ratio to the floor of the same round.
+ *
+ * <p>Arguments: {@code --smoke} (a few seconds per contender in all), {@code --warmup=<seconds>},
+ * {@code --measure=<seconds>}, {@code --callers=1,8,64}, {@code --workloads=hot,keys,flood},
+ * {@code --only=<name fragment>,...}, {@code --out=<markdown file>}.
+ */
+public final class RedisLoadHarness {
+
+	private final Duration warmup;
+
+	private final Duration measure;
+
+	private final List<Integer> callers;
+
+	private final List<Workload> workloads;
+
+	private final List<String> only;
+
+	private final Path out;
+
+	private RedisLoadHarness(Map<String, String> options) {
+		boolean smoke = options.containsKey("smoke");
+		this.warmup = Duration.ofMillis((long) (1000 * Double.parseDouble(options.getOrDefault("warmup", smoke ? "0.2" : "2"))));
+		this.measure = Duration.ofMillis((long) (1000 * Double.parseDouble(options.getOrDefault("measure", smoke ? "0.3" : "5"))));
+		this.callers = Arrays.stream(options.getOrDefault("callers", "1,8,64").split(",")).map(Integer::parseInt).toList();
+		this.workloads = Arrays.stream(options.getOrDefault("workloads", "hot,keys,flood").split(","))
+			.map(name -> Workload.valueOf(name.toUpperCase(Locale.ROOT))).toList();
+		this.only = options.containsKey("only") ? List.of(options.get("only").split(",")) : List.of();
+		this.out = Path.of(options.getOrDefault("out", "target/redis-load.md"));
+	}
+
+	public static void main(String[] args) throws Exception {
+		Map<String, String> options = new LinkedHashMap<>();
+		for (String arg : args) {
+			if (!arg.startsWith("--")) {
+				throw new IllegalArgumentException("unknown argument " + arg + " (expected --name or --name=value)");
+			}
+			int equals = arg.indexOf('=');
+			options.put((equals < 0) ? arg.substring(2) : arg.substring(2, equals), (equals < 0) ? "" : arg.substring(equals + 1));
+		}
+		int failures = new RedisLoadHarness(options).run();
+		System.exit((failures == 0) ? 0 : 1);
+	}
+
+	private int run() throws Exception {
+		List<Result> results = new ArrayList<>();
+		int failures = 0;
+		try (RedisProcess redis = RedisProcess.start(); RedisStats stats = new RedisStats(redis.port())) {
+			List<Contender> contenders = new ArrayList<>(Contenders.all(redis.port()));
+			Contender floor = contenders.get(0);
+			contenders.removeIf(c -> c != floor && !this.only.isEmpty() && this.only.stream().noneMatch(c.name()::contains));
+			ExecutorService threads = Executors.newCachedThreadPool(runnable -> {
+				Thread thread = new Thread(runnable, "caller");
+				thread.setDaemon(true);
+				return thread;
+			});
+			System.out.printf("Redis %s on 127.0.0.1:%d; %d contenders, warm-up %s, measure %s%n", stats.version(),
+					redis.port(), contenders.size(), this.warmup, this.measure);
+			int round = 0;
+			for (Workload workload : this.workloads) {
+				for (int callerCount : this.callers) {
+					int shift = round++ % contenders.size();
+					List<Contender> order = new ArrayList<>(contenders);
+					java.util.Collections.rotate(order, -shift);
+					for (Contender contender : order) {
+						try {
+							Result result = measure(contender, workload, callerCount, stats, threads);
+							results.add(result);
+							System.out.println(result.line());
+						}
+						catch (RuntimeException ex) {
+							failures++;
+							System.out.printf("%-8s %3d  %-44s FAILED: %s%n", workload.label(), callerCount, contender.name(), ex);
+						}
+					}
+				}
+			}
+			threads.shutdownNow();
+			for (Contender contender : contenders) {
+				contender.close();
+			}
+			String report = report(results, stats.version());
+			Files.createDirectories(this.out.toAbsolutePath().getParent());
+			Files.writeString(this.out, report);
+			System.out.println();
+			System.out.println(report);
+			System.out.println("Written to " + this.out.toAbsolutePath());
+		}
+		return failures;
+	}
+
+	private Result measure(Contender contender, Workload workload, int callerCount, RedisStats stats,
+			ExecutorService threads) throws Exception {
+		stats.flush();
+		contender.prepare(workload.rule());
+		KeyStream keys = workload.keys();
+		// Warm-up: every key of the workload is touched at least once (limiters set up, buckets created, floods denied).
+		for (String key : keys.all()) {
+			contender.decide(key);
+		}
+		run(contender, keys, callerCount, this.warmup, threads, false);
+		RedisStats.Snapshot before = stats.snapshot();
+		Run run = run(contender, keys, callerCount, this.measure, threads, true);
+		RedisStats.Snapshot after = stats.snapshot();
+		long memory = (workload == Workload.KEYS) ? stats.memoryUsageOfAllKeys() : -1;
+		return new Result(workload, callerCount, contender.name(), run.decisions, run.allowed, run.nanos,
+				run.latency.getValueAtPercentile(50), run.latency.getValueAtPercentile(99),
+				after.commands() - before.commands(), after.cpuMicros() - before.cpuMicros(),
+				(memory < 0) ? -1 : (double) memory / keys.all().size());
+	}
+
+	private static Run run(Contender contender, KeyStream keys, int callerCount, Duration duration,
+			ExecutorService threads, boolean record) throws Exception {
+		CountDownLatch start = new CountDownLatch(1);
+		long[] deadline = new long[1];
+		List<Future<Run>> futures = new ArrayList<>();
+		for (int i = 0; i < callerCount; i++) {
+			futures.add(threads.submit(() -> {
+				Run mine = new Run();
+				start.await();
+				long end = deadline[0];
+				while (true) {
+					long t0 = System.nanoTime();
+					if (t0 >= end) {
+						break;
+					}
+					boolean allowed = contender.decide(keys.next());
+					long t1 = System.nanoTime();
+					mine.decisions++;
+					if (allowed) {
+						mine.allowed++;
+					}
+					if (record) {
+						mine.latency.recordValue(Math.max(1, (t1 - t0) / 1000));
+					}
+				}
+				return mine;
+			}));
+		}
+		long begin = System.nanoTime();
+		deadline[0] = begin + duration.toNanos();
+		start.countDown();
+		Run total = new Run();
+		for (Future<Run> future : futures) {
+			Run one = future.get();
+			total.decisions += one.decisions;
+			total.allowed += one.allowed;
+			total.latency.add(one.latency);
+		}
+		total.nanos = System.nanoTime() - begin;
+		return total;
+	}
+
+	private String report(List<Result> results, String redisVersion) {
+		StringBuilder md = new StringBuilder();
+		md.append("Redis load harness, ").append(LocalDate.now()).append(": Redis ").append(redisVersion).append(", ")
+			.append(Runtime.getRuntime().availableProcessors()).append(" CPUs, ")
+			.append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version"))
+			.append(", warm-up ").append(this.warmup.toMillis()).append(" ms, measured ").append(this.measure.toMillis())
+			.append(" ms per contender and round, contenders in rotated order.\n\n");
+		for (Workload workload : this.workloads) {
+			md.append("### ").append(workload.title()).append("\n\n");
+			md.append("| callers | contender | decisions/s | × floor | allowed | p50 µs | p99 µs | Redis cmds/decision | Redis CPU µs/decision |");
+			if (workload == Workload.KEYS) {
+				md.append(" Redis bytes/limiter |");
+			}
+			md.append("\n|---|---|---|---|---|---|---|---|---|").append((workload == Workload.KEYS) ? "---|" : "").append('\n');
+			for (int callerCount : this.callers) {
+				Result floor = results.stream().filter(r -> r.workload == workload && r.callers == callerCount
+						&& r.contender.startsWith("floor")).findFirst().orElse(null);
+				results.stream().filter(r -> r.workload == workload && r.callers == callerCount).forEach(r -> {
+					md.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %.1f%% | %d | %d | %.3f | %.2f |", r.callers,
+							r.contender, r.perSecond(), (floor != null && floor.perSecond() > 0)
+									? String.format(Locale.ROOT, "%.2f", r.perSecond() / floor.perSecond()) : "–",
+							100.0 * r.allowed / Math.max(1, r.decisions), r.p50, r.p99, r.commandsPerDecision(),
+							r.cpuPerDecision()));
+					if (workload == Workload.KEYS) {
+						md.append(String.format(Locale.ROOT, " %.0f |", r.bytesPerLimiter));
+					}
+					md.append('\n');
+				});
+			}
+			md.append('\n');
+		}
+		return md.toString();
+	}
+
+	/** The workloads of the issue: one hot key that passes, 10,000 keys round-robin, a flood that is denied. */
+	enum Workload {
+
+		HOT("hot key", "One hot key, a limit of 10,000,000 per second: every call passes"),
+
+		KEYS("10k keys", "10,000 keys round-robin, 10,000,000 per second each: every call passes"),
+
+		FLOOD("flood", "Flood: 100 keys round-robin, 10 per hour each: over 99% of calls are denied");
+
+		private final String label;
+
+		private final String title;
+
+		Workload(String label, String title) {
+			this.label = label;
+			this.title = title;
+		}
+
+		String label() {
+			return this.label;
+		}
+
+		String title() {
+			return this.title;
+		}
+
+		Contender.Rule rule() {
+			return (this == FLOOD) ? new Contender.Rule(10, 3_600_000) : new Contender.Rule(10_000_000, 1000);
+		}
+
+		KeyStream keys() {
+			return switch (this) {
+				case HOT -> new KeyStream(List.of("hot"));
+				case KEYS -> KeyStream.of("user-", 10_000);
+				case FLOOD -> KeyStream.of("attacker-", 100);
+			};
+		}
+
+	}
+
+	/** Keys handed out round-robin to all callers. */
+	static final class KeyStream {
+
+		private final String[] keys;
+
+		private final AtomicLong next = new AtomicLong();
+
+		KeyStream(List<String> keys) {
+			this.keys = keys.toArray(String[]::new);
+		}
+
+		static KeyStream of(String prefix, int count) {
+			List<String> keys = new ArrayList<>(count);
+			for (int i = 0; i < count; i++) {
+				keys.add(prefix + i);
+			}
+			return new KeyStream(keys);
+		}
+
+		String next() {
+			return (this.keys.length == 1) ? this.keys[0] : this.keys[(int) (this.next.getAndIncrement() % this.keys.length)];
+		}
+
+		List<String> all() {
+			return List.of(this.keys);
+		}
+
+	}
+
+	private static final class Run {
+
+		long decisions;
+
+		long allowed;
+
+		long nanos;
+
+		final Histogram latency = new Histogram(3_600_000_000L, 2);
+
+	}
+
+	private record Result(Workload workload, int callers, String contender, long decisions, long allowed, long nanos,
+			long p50, long p99, long commands, long cpuMicros, double bytesPerLimiter) {
+
+		double perSecond() {
+			return this.decisions * 1e9 / this.nanos;
+		}
+
+		double commandsPerDecision() {
+			return (double) this.commands / Math.max(1, this.decisions);
+		}
+
+		double cpuPerDecision() {
+			return (double) this.cpuMicros / Math.max(1, this.decisions);
+		}
+
+		String line() {
+			return String.format(Locale.ROOT, "%-8s %3d  %-44s %,12.0f/s  allowed %5.1f%%  p50 %6d µs  p99 %6d µs  %.3f cmds  %.2f µs CPU%s",
+					this.workload.label(), this.callers, this.contender, perSecond(), 100.0 * this.allowed / Math.max(1, this.decisions),
+					this.p50, this.p99, commandsPerDecision(), cpuPerDecision(),
+					(this.bytesPerLimiter >= 0) ? String.format(Locale.ROOT, "  %.0f B/limiter", this.bytesPerLimiter) : "");
+		}
+
+	}
+
+	static {
+		// Quiet clients: Redisson and Netty log at INFO on every connect.
+		System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+	}
+
+}
