@@ -1,6 +1,7 @@
 -- Several decisions on one key, one after the other, in one call (io.github.limiter.backend.redis.KeyLanes): the
 -- decisions a JVM has in flight at once for a hot key are sent together, and each is decided exactly as if it had
--- come alone, in arrival order, at the same Redis time.
+-- come alone, in arrival order, at the same Redis time. The O(1) algorithms read their key once and write it once
+-- per call, however many decisions it holds. This driver is composed with the one algorithm file it needs.
 --
 -- KEYS[1]: the key.
 -- ARGV[1]: '' to read the time from Redis (always, in production), or a time in microseconds (tests only).
@@ -39,4 +40,5 @@ for i = 8, #ARGV, 2 do
   reply[n + 4] = o[4]
   reply[n + 5] = o[5]
 end
+kv_flush()
 return reply

@@ -19,3 +19,42 @@ local function ttl_millis(micros)
   end
   return ttl
 end
+
+-- The string state of the O(1) algorithms goes through these: each key is read at most once per script call and
+-- written at most once, at the end (kv_flush), however many decisions the call takes on it. A missing key reads nil.
+local kv_values = {}
+local kv_writes = {}
+
+local function kv_get(key)
+  local v = kv_values[key]
+  if v == nil then
+    v = redis.call('GET', key)
+    kv_values[key] = v
+  end
+  if v == false then
+    return nil
+  end
+  return v
+end
+
+-- ttl: milliseconds the key lives after this call.
+local function kv_set(key, value, ttl)
+  kv_values[key] = value
+  kv_writes[key] = ttl
+end
+
+local function kv_del(key)
+  kv_values[key] = false
+  kv_writes[key] = false
+end
+
+local function kv_flush()
+  for key, ttl in pairs(kv_writes) do
+    if ttl then
+      redis.call('SET', key, kv_values[key], 'PX', ttl)
+    else
+      redis.call('DEL', key)
+    end
+  end
+  kv_writes = {}
+end

@@ -82,6 +82,8 @@ else
   end
 end
 
+kv_flush()
+
 local reply = {now, all and 1 or 0}
 for i, o in ipairs(outcomes) do
   local base = 2 + (i - 1) * 5

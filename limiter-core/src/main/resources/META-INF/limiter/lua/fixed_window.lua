@@ -18,7 +18,7 @@ local function fixed_bounds(code, p, now)
 end
 
 local function fixed_read(key)
-  local v = redis.call('GET', key)
+  local v = kv_get(key)
   if not v then
     return nil
   end
@@ -48,7 +48,7 @@ local function fixed_evaluate(key, code, p, now, cost)
 end
 
 local function fixed_store(key, state, now)
-  redis.call('SET', key, fmt_int(state[1]) .. ' ' .. fmt_int(state[2]), 'PX', ttl_millis(state[3] - now))
+  kv_set(key, fmt_int(state[1]) .. ' ' .. fmt_int(state[2]), ttl_millis(state[3] - now))
 end
 
 ALGORITHMS['fw'] = {

@@ -7,7 +7,7 @@
 local function gcra_evaluate(key, code, p, now, cost)
   local capacity, interval, queue = p[1], p[2], p[3]
   local tolerance = capacity * interval
-  local tat = tonumber(redis.call('GET', key))
+  local tat = tonumber(kv_get(key))
   local start = now
   if tat then
     start = math.max(tat, now)
@@ -30,9 +30,9 @@ end
 
 local function gcra_store(key, tat, now)
   if tat <= now then
-    redis.call('DEL', key)
+    kv_del(key)
   else
-    redis.call('SET', key, string.format('%.17g', tat), 'PX', ttl_millis(tat - now))
+    kv_set(key, string.format('%.17g', tat), ttl_millis(tat - now))
   end
 end
 
@@ -42,13 +42,14 @@ ALGORITHMS['gc'] = {
     gcra_store(key, outcome[6], now)
   end,
   record = function(key, code, p, now, cost, token)
-    local tat = tonumber(redis.call('GET', key)) or now
+    local tat = tonumber(kv_get(key)) or now
     gcra_store(key, math.min(math.max(tat, now) + cost * p[2], now + p[1] * p[2]), now)
   end,
   refund = function(key, code, p, now, cost, token, charged)
-    local tat = tonumber(redis.call('GET', key))
+    local tat = tonumber(kv_get(key))
     if tat then
       gcra_store(key, tat - cost * p[2], now)
+      kv_flush()
     end
   end
 }

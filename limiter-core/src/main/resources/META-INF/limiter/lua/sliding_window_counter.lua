@@ -3,7 +3,7 @@
 -- Parameters 'sc': {limit, window}. Same arithmetic, in the same order, as the Java class.
 
 local function counter_read(key, window, start)
-  local v = redis.call('GET', key)
+  local v = kv_get(key)
   if v then
     local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
     s = tonumber(s)
@@ -17,8 +17,8 @@ local function counter_read(key, window, start)
 end
 
 local function counter_store(key, window, now, start, current, previous)
-  redis.call('SET', key, fmt_int(start) .. ' ' .. fmt_int(current) .. ' ' .. fmt_int(previous),
-      'PX', ttl_millis(start + 2 * window - now))
+  kv_set(key, fmt_int(start) .. ' ' .. fmt_int(current) .. ' ' .. fmt_int(previous),
+      ttl_millis(start + 2 * window - now))
 end
 
 local function counter_evaluate(key, code, p, now, cost)

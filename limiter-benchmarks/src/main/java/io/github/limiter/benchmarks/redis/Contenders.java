@@ -38,7 +38,7 @@ import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.backend.redis.spring.SpringDataRedisScriptExecutor;
 import io.github.limiter.backend.redisson.RedissonBackend;
-import io.github.limiter.backend.redisson.TokenBucketMode;
+
 import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spi.RateLimiterBackend;
 
@@ -182,7 +182,7 @@ final class Contenders {
 
 		OursOnRedisson(int port) {
 			this.redisson = redisson(port);
-			this.limiter = RateLimiter.of(RedissonBackend.builder(this.redisson).tokenBucketMode(TokenBucketMode.SCRIPT).build());
+			this.limiter = RateLimiter.of(RedissonBackend.builder(this.redisson).tokenBucketMode(RedissonBackend.TokenBucketMode.SCRIPT).build());
 		}
 
 		@Override

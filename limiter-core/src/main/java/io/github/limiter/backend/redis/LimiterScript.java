@@ -6,8 +6,13 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+
+import io.github.limiter.algorithm.Algorithm;
 
 /**
  * The Lua scripts every Redis backend runs: the algorithm files under {@code META-INF/limiter/lua} followed by a
@@ -16,12 +21,18 @@ import java.util.List;
  */
 public final class LimiterScript {
 
-	private static final List<String> ALGORITHMS = List.of("common.lua", "fixed_window.lua", "sliding_window_log.lua",
+	private static final List<String> ALGORITHMS = List.of("fixed_window.lua", "sliding_window_log.lua",
 			"sliding_window_counter.lua", "gcra.lua");
 
-	private static final LimiterScript DECIDE = new LimiterScript(compose("decide.lua"));
+	private static final LimiterScript DECIDE = new LimiterScript(compose(ALGORITHMS, "decide.lua"));
 
-	private static final LimiterScript BATCH = new LimiterScript(compose("batch.lua"));
+	/** One batch script per algorithm: a call defines only the Lua functions it runs. */
+	private static final Map<Algorithm, LimiterScript> BATCH = new EnumMap<>(Map.of(
+			Algorithm.FIXED_WINDOW, new LimiterScript(compose(List.of("fixed_window.lua"), "batch.lua")),
+			Algorithm.SLIDING_WINDOW_LOG, new LimiterScript(compose(List.of("sliding_window_log.lua"), "batch.lua")),
+			Algorithm.SLIDING_WINDOW_COUNTER, new LimiterScript(compose(List.of("sliding_window_counter.lua"), "batch.lua")),
+			Algorithm.TOKEN_BUCKET, new LimiterScript(compose(List.of("gcra.lua"), "batch.lua")),
+			Algorithm.LEAKY_BUCKET, new LimiterScript(compose(List.of("gcra.lua"), "batch.lua"))));
 
 	private final String source;
 
@@ -41,11 +52,12 @@ public final class LimiterScript {
 	}
 
 	/**
-	 * The script that decides several operations on one key, one after the other.
+	 * The script that decides several operations on one key of an algorithm, one after the other.
+	 * @param algorithm the algorithm of the key's limit
 	 * @return the script
 	 */
-	public static LimiterScript batch() {
-		return BATCH;
+	public static LimiterScript batch(Algorithm algorithm) {
+		return BATCH.get(algorithm);
 	}
 
 	/**
@@ -64,9 +76,11 @@ public final class LimiterScript {
 		return this.sha;
 	}
 
-	private static String compose(String driver) {
+	private static String compose(List<String> algorithms, String driver) {
 		StringBuilder source = new StringBuilder();
-		List<String> files = new java.util.ArrayList<>(ALGORITHMS);
+		List<String> files = new ArrayList<>();
+		files.add("common.lua");
+		files.addAll(algorithms);
 		files.add(driver);
 		for (String file : files) {
 			String path = "META-INF/limiter/lua/" + file;

@@ -44,8 +44,6 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 	private final LimiterScript script = LimiterScript.get();
 
-	private final LimiterScript batchScript = LimiterScript.batch();
-
 	/** {@code null} when switched off. */
 	private final DenialCache denials;
 
@@ -156,7 +154,7 @@ public class RedisScriptBackend implements RateLimiterBackend {
 			tokens[i] = (log && call.operation().acquires()) ? InstanceIdentity.nextToken() : "";
 			args.add(tokens[i]);
 		}
-		return execute(this.batchScript, List.of(key), args, key).thenApply(reply -> {
+		return execute(LimiterScript.batch(limit.algorithm()), List.of(key), args, key).thenApply(reply -> {
 			if (reply == null || reply.size() != 1 + 5 * calls.size()) {
 				throw new BackendException("unexpected reply from the limiter batch script on " + key + ": " + reply, null);
 			}
