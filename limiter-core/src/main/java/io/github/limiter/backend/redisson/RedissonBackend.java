@@ -63,6 +63,7 @@ public final class RedissonBackend implements RateLimiterBackend {
 		this.tokenBucketMode = Objects.requireNonNull(builder.tokenBucketMode, "token bucket mode must not be null");
 		RedisScriptBackend.Builder scripts = RedisScriptBackend.builder(new RedissonScriptExecutor(builder.redisson))
 			.keyPrefix(builder.keyPrefix);
+		scripts.coalesce(builder.coalesce).denialCacheSize(builder.denialCacheSize);
 		if (builder.testClock != null) {
 			scripts.testClock(builder.testClock);
 		}
@@ -266,6 +267,10 @@ public final class RedissonBackend implements RateLimiterBackend {
 
 		private TokenBucketMode tokenBucketMode = TokenBucketMode.RATE_LIMITER;
 
+		private boolean coalesce = true;
+
+		private int denialCacheSize = RedisScriptBackend.DEFAULT_DENIAL_CACHE_SIZE;
+
 		private TimeSource testClock;
 
 		private Builder(RedissonClient redisson) {
@@ -289,6 +294,32 @@ public final class RedissonBackend implements RateLimiterBackend {
 		 */
 		public Builder tokenBucketMode(TokenBucketMode mode) {
 			this.tokenBucketMode = mode;
+			return this;
+		}
+
+		/**
+		 * Whether scripted decisions in flight at once on one key are sent together ({@code true} by default); see
+		 * {@link RedisScriptBackend.Builder#coalesce(boolean)}.
+		 * @param coalesce {@code false} to send every decision by itself
+		 * @return this builder
+		 */
+		public Builder coalesce(boolean coalesce) {
+			this.coalesce = coalesce;
+			return this;
+		}
+
+		/**
+		 * How many keys the denial cache of scripted limits remembers; 0 switches it off. See
+		 * {@link RedisScriptBackend.Builder#denialCacheSize(int)}. {@code RRateLimiter} decisions are never cached:
+		 * their retry time is an estimate.
+		 * @param size the number of keys, or 0
+		 * @return this builder
+		 */
+		public Builder denialCacheSize(int size) {
+			if (size < 0) {
+				throw new IllegalArgumentException("denial cache size must be 0 (off) or positive, not " + size);
+			}
+			this.denialCacheSize = size;
 			return this;
 		}
 

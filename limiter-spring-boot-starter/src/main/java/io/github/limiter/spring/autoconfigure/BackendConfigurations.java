@@ -40,6 +40,8 @@ final class BackendConfigurations {
 			return RedissonBackend.builder(redisson)
 				.keyPrefix(properties.getKeyPrefix())
 				.tokenBucketMode(properties.getRedisson().getTokenBucketMode())
+				.coalesce(properties.getRedis().isCoalesce())
+				.denialCacheSize(properties.getRedis().getDenialCacheSize())
 				.build();
 		}
 
@@ -58,6 +60,8 @@ final class BackendConfigurations {
 			// Lettuce decides without blocking; Jedis has no asynchronous API and runs on the caller's thread.
 			return SpringDataRedisScriptExecutor.backend(connectionFactory.getObject(), Runnable::run)
 				.keyPrefix(properties.getKeyPrefix())
+				.coalesce(properties.getRedis().isCoalesce())
+				.denialCacheSize(properties.getRedis().getDenialCacheSize())
 				.build();
 		}
 

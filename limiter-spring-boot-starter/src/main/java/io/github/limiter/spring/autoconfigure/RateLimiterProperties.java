@@ -67,6 +67,8 @@ public class RateLimiterProperties {
 
 	private final Redisson redisson = new Redisson();
 
+	private final Redis redis = new Redis();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -133,6 +135,10 @@ public class RateLimiterProperties {
 
 	public Redisson getRedisson() {
 		return this.redisson;
+	}
+
+	public Redis getRedis() {
+		return this.redis;
 	}
 
 	/**
@@ -499,6 +505,44 @@ public class RateLimiterProperties {
 
 		public void setTokenBucketMode(RedissonBackend.TokenBucketMode tokenBucketMode) {
 			this.tokenBucketMode = tokenBucketMode;
+		}
+
+	}
+
+	/**
+	 * The Redis backends (Spring Data Redis and Redisson): the short roads of single-limit decisions.
+	 */
+	public static class Redis {
+
+		/**
+		 * Whether decisions on one key that are in flight at once in this JVM are decided together by one script
+		 * call (each still exactly, in arrival order).
+		 */
+		private boolean coalesce = true;
+
+		/**
+		 * Most keys whose last rejection is remembered until its retry time, so that calls Redis would reject
+		 * anyway are answered without it; 0 switches the cache off.
+		 */
+		private int denialCacheSize = io.github.limiter.backend.redis.RedisScriptBackend.DEFAULT_DENIAL_CACHE_SIZE;
+
+		public boolean isCoalesce() {
+			return this.coalesce;
+		}
+
+		public void setCoalesce(boolean coalesce) {
+			this.coalesce = coalesce;
+		}
+
+		public int getDenialCacheSize() {
+			return this.denialCacheSize;
+		}
+
+		public void setDenialCacheSize(int denialCacheSize) {
+			if (denialCacheSize < 0) {
+				throw new IllegalArgumentException("must be 0 (off) or a number of keys, not " + denialCacheSize);
+			}
+			this.denialCacheSize = denialCacheSize;
 		}
 
 	}

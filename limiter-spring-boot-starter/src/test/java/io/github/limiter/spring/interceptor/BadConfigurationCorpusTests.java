@@ -63,7 +63,8 @@ class BadConfigurationCorpusTests {
 				Arguments.of("limiter.policies.fixed.max=0", "Invalid limiter.policies.fixed.max = '0': must be positive"),
 				Arguments.of("limiter.policies.fixed.window=-1ms", "Invalid limiter.policies.fixed.window = 'PT-0.001S': must be a positive duration"),
 				Arguments.of("limiter.defaults.cost=0", "Invalid limiter.defaults.cost = '0': must be positive"),
-				Arguments.of("limiter.policies.fixed.max-wait=-1s", "Invalid limiter.policies.fixed.max-wait = 'PT-1S': must not be negative"));
+				Arguments.of("limiter.policies.fixed.max-wait=-1s", "Invalid limiter.policies.fixed.max-wait = 'PT-1S': must not be negative"),
+				Arguments.of("limiter.redis.denial-cache-size=-1", "must be 0 (off) or a number of keys, not -1"));
 	}
 
 	@ParameterizedTest(name = "{0}")
