@@ -68,8 +68,9 @@ final class Contenders {
 		all.add(new Ours("limiter token bucket", factory, plain, Contenders::tokenBucket));
 		all.add(new Ours("limiter leaky bucket", factory, plain, rule -> LeakyBucket.nodelay("bench", rule.permits(),
 				Duration.ofMillis(rule.periodMillis()), rule.permits())));
-		all.add(new Ours("limiter sliding log", factory, plain, rule -> SlidingWindowLog.of("bench", rule.permits(),
-				Duration.ofMillis(rule.periodMillis()))));
+		// A log stores one entry per permit, so it accepts at most a million: far more than a round admits.
+		all.add(new Ours("limiter sliding log", factory, plain, rule -> SlidingWindowLog.of("bench",
+				Math.min(rule.permits(), 1_000_000), Duration.ofMillis(rule.periodMillis()))));
 		all.add(new Ours("limiter token bucket, no coalescing/cache", factory,
 				builder -> builder.coalesce(false).denialCacheSize(0).build(), Contenders::tokenBucket));
 		all.add(new Ours("limiter token bucket, guarded (starter)", factory,

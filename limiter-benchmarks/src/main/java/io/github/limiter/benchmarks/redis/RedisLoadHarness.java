@@ -26,7 +26,7 @@ import io.github.limiter.testsupport.RedisProcess;
  * latency, Redis commands, Redis CPU and memory per decision, each as a ratio to the floor of the same round.
  *
  * <p>Arguments: {@code --smoke} (a few seconds per contender in all), {@code --warmup=<seconds>},
- * {@code --measure=<seconds>}, {@code --callers=1,8,64}, {@code --workloads=hot,keys,flood},
+ * {@code --measure=<seconds>}, {@code --callers=1,8,64}, {@code --workloads=hot,keys,flood}, {@code --keys=10000},
  * {@code --only=<name fragment>,...}, {@code --out=<markdown file>}.
  */
 public final class RedisLoadHarness {
@@ -43,6 +43,8 @@ public final class RedisLoadHarness {
 
 	private final Path out;
 
+	private final int keyCount;
+
 	private RedisLoadHarness(Map<String, String> options) {
 		boolean smoke = options.containsKey("smoke");
 		this.warmup = Duration.ofMillis((long) (1000 * Double.parseDouble(options.getOrDefault("warmup", smoke ? "0.2" : "2"))));
@@ -52,6 +54,7 @@ public final class RedisLoadHarness {
 			.map(name -> Workload.valueOf(name.toUpperCase(Locale.ROOT))).toList();
 		this.only = options.containsKey("only") ? List.of(options.get("only").split(",")) : List.of();
 		this.out = Path.of(options.getOrDefault("out", "target/redis-load.md"));
+		this.keyCount = Integer.parseInt(options.getOrDefault("keys", smoke ? "1000" : "10000"));
 	}
 
 	public static void main(String[] args) throws Exception {
@@ -118,7 +121,7 @@ public final class RedisLoadHarness {
 			ExecutorService threads) throws Exception {
 		stats.flush();
 		contender.prepare(workload.rule());
-		KeyStream keys = workload.keys();
+		KeyStream keys = workload.keys(this.keyCount);
 		// Warm-up: every key of the workload is touched at least once (limiters set up, buckets created, floods denied).
 		for (String key : keys.all()) {
 			contender.decide(key);
@@ -215,7 +218,7 @@ public final class RedisLoadHarness {
 
 		HOT("hot key", "One hot key, a limit of 10,000,000 per second: every call passes"),
 
-		KEYS("10k keys", "10,000 keys round-robin, 10,000,000 per second each: every call passes"),
+		KEYS("keys", "Many keys round-robin (10,000 unless --keys says otherwise), 10,000,000 per second each: every call passes"),
 
 		FLOOD("flood", "Flood: 100 keys round-robin, 10 per hour each: over 99% of calls are denied");
 
@@ -240,10 +243,10 @@ public final class RedisLoadHarness {
 			return (this == FLOOD) ? new Contender.Rule(10, 3_600_000) : new Contender.Rule(10_000_000, 1000);
 		}
 
-		KeyStream keys() {
+		KeyStream keys(int keyCount) {
 			return switch (this) {
 				case HOT -> new KeyStream(List.of("hot"));
-				case KEYS -> KeyStream.of("user-", 10_000);
+				case KEYS -> KeyStream.of("user-", keyCount);
 				case FLOOD -> KeyStream.of("attacker-", 100);
 			};
 		}
