@@ -104,10 +104,21 @@ public final class RedisLoadHarness {
 				}
 			}
 			threads.shutdownNow();
+			Map<String, Double> memory = new LinkedHashMap<>();
+			for (Contender contender : contenders) {
+				try {
+					memory.put(contender.name(), idleMemory(contender, stats));
+					System.out.printf("memory   %-44s %6.0f B per idle limiter%n", contender.name(), memory.get(contender.name()));
+				}
+				catch (RuntimeException ex) {
+					failures++;
+					System.out.printf("memory   %-44s FAILED: %s%n", contender.name(), ex);
+				}
+			}
 			for (Contender contender : contenders) {
 				contender.close();
 			}
-			String report = report(results, stats.version());
+			String report = report(results, memory, stats.version());
 			Files.createDirectories(this.out.toAbsolutePath().getParent());
 			Files.writeString(this.out, report);
 			System.out.println();
@@ -130,11 +141,25 @@ public final class RedisLoadHarness {
 		RedisStats.Snapshot before = stats.snapshot();
 		Run run = run(contender, keys, callerCount, this.measure, threads, true);
 		RedisStats.Snapshot after = stats.snapshot();
-		long memory = (workload == Workload.KEYS) ? stats.memoryUsageOfAllKeys() : -1;
 		return new Result(workload, callerCount, contender.name(), run.decisions, run.allowed, run.nanos,
 				run.latency.getValueAtPercentile(50), run.latency.getValueAtPercentile(99),
-				after.commands() - before.commands(), after.cpuMicros() - before.cpuMicros(),
-				(memory < 0) ? -1 : (double) memory / keys.all().size());
+				after.commands() - before.commands(), after.cpuMicros() - before.cpuMicros());
+	}
+
+	/**
+	 * Redis memory per idle limiter: 1,000 keys such as {@code user-123}, one admitted call each on a limit of 10 per
+	 * hour (state that lives on), then the sum of {@code MEMORY USAGE} over every key in Redis.
+	 */
+	private static double idleMemory(Contender contender, RedisStats stats) {
+		stats.flush();
+		contender.prepare(new Contender.Rule(10, 3_600_000));
+		int limiters = 1000;
+		for (int i = 0; i < limiters; i++) {
+			if (!contender.decide("user-" + i)) {
+				throw new IllegalStateException(contender.name() + " rejected the first call on user-" + i);
+			}
+		}
+		return (double) stats.memoryUsageOfAllKeys() / limiters;
 	}
 
 	private static Run run(Contender contender, KeyStream keys, int callerCount, Duration duration,
@@ -179,7 +204,7 @@ public final class RedisLoadHarness {
 		return total;
 	}
 
-	private String report(List<Result> results, String redisVersion) {
+	private String report(List<Result> results, Map<String, Double> memory, String redisVersion) {
 		StringBuilder md = new StringBuilder();
 		md.append("Redis load harness, ").append(LocalDate.now()).append(": Redis ").append(redisVersion).append(", ")
 			.append(Runtime.getRuntime().availableProcessors()).append(" CPUs, ")
@@ -188,11 +213,8 @@ public final class RedisLoadHarness {
 			.append(" ms per contender and round, contenders in rotated order.\n\n");
 		for (Workload workload : this.workloads) {
 			md.append("### ").append(workload.title()).append("\n\n");
-			md.append("| callers | contender | decisions/s | × floor | allowed | p50 µs | p99 µs | Redis cmds/decision | Redis CPU µs/decision |");
-			if (workload == Workload.KEYS) {
-				md.append(" Redis bytes/limiter |");
-			}
-			md.append("\n|---|---|---|---|---|---|---|---|---|").append((workload == Workload.KEYS) ? "---|" : "").append('\n');
+			md.append("| callers | contender | decisions/s | × floor | allowed | p50 µs | p99 µs | Redis cmds/decision | Redis CPU µs/decision |\n");
+			md.append("|---|---|---|---|---|---|---|---|---|\n");
 			for (int callerCount : this.callers) {
 				Result floor = results.stream().filter(r -> r.workload == workload && r.callers == callerCount
 						&& r.contender.startsWith("floor")).findFirst().orElse(null);
@@ -201,15 +223,15 @@ public final class RedisLoadHarness {
 							r.contender, r.perSecond(), (floor != null && floor.perSecond() > 0)
 									? String.format(Locale.ROOT, "%.2f", r.perSecond() / floor.perSecond()) : "–",
 							100.0 * r.allowed / Math.max(1, r.decisions), r.p50, r.p99, r.commandsPerDecision(),
-							r.cpuPerDecision()));
-					if (workload == Workload.KEYS) {
-						md.append(String.format(Locale.ROOT, " %.0f |", r.bytesPerLimiter));
-					}
-					md.append('\n');
+							r.cpuPerDecision())).append('\n');
 				});
 			}
 			md.append('\n');
 		}
+		md.append("### Redis memory per idle limiter\n\n1,000 keys (`user-0` … `user-999`), one admitted call each on a limit of "
+				+ "10 per hour, then the sum of `MEMORY USAGE` over every key, divided by 1,000.\n\n");
+		md.append("| contender | bytes per limiter |\n|---|---|\n");
+		memory.forEach((name, bytes) -> md.append(String.format(Locale.ROOT, "| %s | %.0f |%n", name, bytes)));
 		return md.toString();
 	}
 
@@ -295,7 +317,7 @@ public final class RedisLoadHarness {
 	}
 
 	private record Result(Workload workload, int callers, String contender, long decisions, long allowed, long nanos,
-			long p50, long p99, long commands, long cpuMicros, double bytesPerLimiter) {
+			long p50, long p99, long commands, long cpuMicros) {
 
 		double perSecond() {
 			return this.decisions * 1e9 / this.nanos;
@@ -310,10 +332,9 @@ public final class RedisLoadHarness {
 		}
 
 		String line() {
-			return String.format(Locale.ROOT, "%-8s %3d  %-44s %,12.0f/s  allowed %5.1f%%  p50 %6d µs  p99 %6d µs  %.3f cmds  %.2f µs CPU%s",
+			return String.format(Locale.ROOT, "%-8s %3d  %-44s %,12.0f/s  allowed %5.1f%%  p50 %6d µs  p99 %6d µs  %.3f cmds  %.2f µs CPU",
 					this.workload.label(), this.callers, this.contender, perSecond(), 100.0 * this.allowed / Math.max(1, this.decisions),
-					this.p50, this.p99, commandsPerDecision(), cpuPerDecision(),
-					(this.bytesPerLimiter >= 0) ? String.format(Locale.ROOT, "  %.0f B/limiter", this.bytesPerLimiter) : "");
+					this.p50, this.p99, commandsPerDecision(), cpuPerDecision());
 		}
 
 	}

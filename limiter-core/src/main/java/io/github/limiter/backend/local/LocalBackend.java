@@ -1,5 +1,7 @@
 package io.github.limiter.backend.local;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -28,8 +30,13 @@ import io.github.limiter.spi.RateLimiterBackend;
  *
  * <p>Limits hold per JVM only. Memory is bounded: keys whose state has expired are dropped, and when more than
  * {@code maxKeys} keys are live, arbitrary ones are evicted down to 90% of the bound (an evicted key starts afresh,
- * which can only admit more, never less). Decisions over several limits lock their keys in a fixed order, so they are all or nothing
- * and never deadlock.
+ * which can only admit more, never less).
+ *
+ * <p>Each key's state is one immutable value swapped by compare-and-set: a decision on one limit reads it, decides,
+ * and publishes the next state only if nobody else did meanwhile (otherwise it decides again), so two threads on one
+ * key never wait for a lock. Decisions over several limits hold their keys in a fixed order by swapping each state
+ * for a {@link Held} marker (other deciders spin briefly until it is released), so they are all or nothing and never
+ * deadlock.
  */
 public final class LocalBackend implements RateLimiterBackend {
 
@@ -97,7 +104,7 @@ public final class LocalBackend implements RateLimiterBackend {
 		if (requests.size() == 1 && operation != Operation.RECORD) {
 			return decideOne(requests.get(0), operation);
 		}
-		Entry[] locked = new Entry[requests.size()];
+		Held[] locked = new Held[requests.size()];
 		Integer[] order = new Integer[requests.size()];
 		StoreKey[] keys = new StoreKey[requests.size()];
 		for (int i = 0; i < order.length; i++) {
@@ -107,7 +114,13 @@ public final class LocalBackend implements RateLimiterBackend {
 		if (order.length > 1) {
 			Arrays.sort(order, Comparator.comparing((Integer i) -> keys[i]));
 		}
-		Decision decision = lockAndDecide(requests, keys, order, 0, locked, operation);
+		Decision decision;
+		try {
+			decision = lockAndDecide(requests, keys, order, 0, locked, operation);
+		}
+		finally {
+			release(locked);
+		}
 		// Sweep with no entry locked: sweeping locks entries one by one, which could deadlock under held locks.
 		if (this.sweepDue) {
 			sweep(this.clock.nowMicros());
@@ -115,37 +128,53 @@ public final class LocalBackend implements RateLimiterBackend {
 		return decision;
 	}
 
-	/** The common case: one limit, one key, no ordering or arrays. */
+	/** The common case: one limit, one key, no ordering, arrays or locks. */
 	private Decision decideOne(LimitRequest request, Operation operation) {
 		StoreKey key = StoreKey.of(request);
 		AbstractLimit<Object> limit = algorithm(request.limit());
-		Decision decision;
+		Entry entry = entry(key);
+		int spins = 0;
 		while (true) {
-			Entry entry = entry(key);
-			synchronized (entry) {
-				if (entry.removed) {
+			Object state = entry.state;
+			if (state == REMOVED) {
+				entry = entry(key);
+				continue;
+			}
+			if (state instanceof Held) {
+				spins = spin(spins);
+				continue;
+			}
+			long now = this.clock.nowMicros();
+			Outcome<Object> outcome = limit.evaluate(state, now, request.cost());
+			String token = null;
+			if (operation.acquires() && outcome.allowed()) {
+				if (!STATE.compareAndSet(entry, state, outcome.next())) {
 					continue;
 				}
-				long now = this.clock.nowMicros();
-				Outcome<Object> outcome = limit.evaluate(entry.state, now, request.cost());
-				String token = null;
-				if (operation.acquires() && outcome.allowed()) {
-					entry.state = outcome.next();
-					token = (limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null;
-				}
-				decision = decision(limit, outcome, outcome.allowed(), now, token);
-				break;
+				token = (limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null;
 			}
+			Decision decision = decision(limit, outcome, outcome.allowed(), now, token);
+			if (this.sweepDue) {
+				sweep(this.clock.nowMicros());
+			}
+			return decision;
 		}
-		if (this.sweepDue) {
-			sweep(this.clock.nowMicros());
-		}
-		return decision;
 	}
 
-	/** Locks the entries one after the other in key order, then decides with all of them held. */
+	/** Waits a little for a multi-limit decision to release a key: busy at first, then yielding the processor. */
+	private static int spin(int spins) {
+		if (spins < 64) {
+			Thread.onSpinWait();
+		}
+		else {
+			Thread.yield();
+		}
+		return spins + 1;
+	}
+
+	/** Holds the entries one after the other in key order, then decides with all of them held. */
 	private Decision lockAndDecide(List<LimitRequest> requests, StoreKey[] keys, Integer[] order, int depth,
-			Entry[] locked, Operation operation) {
+			Held[] locked, Operation operation) {
 		if (depth == order.length) {
 			// The time is read with every entry held, so decisions on one key see non-decreasing times.
 			return decideLocked(requests, locked, operation, this.clock.nowMicros());
@@ -155,18 +184,41 @@ public final class LocalBackend implements RateLimiterBackend {
 			locked[index] = locked[order[depth - 1]];
 			return lockAndDecide(requests, keys, order, depth + 1, locked, operation);
 		}
+		locked[index] = hold(keys[index]);
+		return lockAndDecide(requests, keys, order, depth + 1, locked, operation);
+	}
+
+	/** Swaps a key's state for a marker holding it, once no other decision holds it. */
+	private Held hold(StoreKey key) {
+		Entry entry = entry(key);
+		int spins = 0;
 		while (true) {
-			Entry entry = entry(keys[index]);
-			synchronized (entry) {
-				if (!entry.removed) {
-					locked[index] = entry;
-					return lockAndDecide(requests, keys, order, depth + 1, locked, operation);
+			Object state = entry.state;
+			if (state == REMOVED) {
+				entry = entry(key);
+			}
+			else if (state instanceof Held) {
+				spins = spin(spins);
+			}
+			else {
+				Held held = new Held(entry, state);
+				if (STATE.compareAndSet(entry, state, held)) {
+					return held;
 				}
 			}
 		}
 	}
 
-	private Decision decideLocked(List<LimitRequest> requests, Entry[] entries, Operation operation, long now) {
+	/** Publishes the states of held entries (each once, even when a decision names it twice). */
+	private static void release(Held[] locked) {
+		for (Held held : locked) {
+			if (held != null && held.entry.state == held) {
+				held.entry.state = held.current;
+			}
+		}
+	}
+
+	private Decision decideLocked(List<LimitRequest> requests, Held[] entries, Operation operation, long now) {
 		int n = requests.size();
 		List<Decision> parts = new ArrayList<>(n);
 		if (operation == Operation.RECORD) {
@@ -179,7 +231,7 @@ public final class LocalBackend implements RateLimiterBackend {
 		boolean all = true;
 		for (int i = 0; i < n; i++) {
 			LimitRequest request = requests.get(i);
-			outcomes[i] = algorithm(request.limit()).evaluate(entries[i].state, now, request.cost());
+			outcomes[i] = algorithm(request.limit()).evaluate(entries[i].current, now, request.cost());
 			all &= outcomes[i].allowed();
 		}
 		for (int i = 0; i < n; i++) {
@@ -188,12 +240,12 @@ public final class LocalBackend implements RateLimiterBackend {
 			String token = null;
 			if (operation.acquires()) {
 				if (all) {
-					entries[i].state = outcome.next();
+					entries[i].current = outcome.next();
 					token = (request.limit().algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null;
 				}
 				else if (outcome.allowed()) {
 					// All or nothing: this limit had room but consumes nothing; report it untouched.
-					outcome = algorithm(request.limit()).evaluate(entries[i].state, now, 0);
+					outcome = algorithm(request.limit()).evaluate(entries[i].current, now, 0);
 				}
 			}
 			parts.add(decision(request.limit(), outcome, outcome.allowed(), now, token));
@@ -201,12 +253,12 @@ public final class LocalBackend implements RateLimiterBackend {
 		return Decision.combine(parts);
 	}
 
-	private Decision record(LimitRequest request, Entry entry, long now) {
+	private Decision record(LimitRequest request, Held entry, long now) {
 		AbstractLimit<Object> limit = algorithm(request.limit());
-		boolean within = limit.evaluate(entry.state, now, request.cost()).allowed();
-		entry.state = limit.record(entry.state, now, request.cost());
-		Outcome<Object> state = limit.evaluate(entry.state, now, 0);
-		Outcome<Object> again = limit.evaluate(entry.state, now, request.cost());
+		boolean within = limit.evaluate(entry.current, now, request.cost()).allowed();
+		entry.current = limit.record(entry.current, now, request.cost());
+		Outcome<Object> state = limit.evaluate(entry.current, now, 0);
+		Outcome<Object> again = limit.evaluate(entry.current, now, request.cost());
 		return Decision.of(limit.name(), within, limit.capacity(), state.remaining(),
 				again.allowed() ? 0 : again.retryAfterMicros(), state.resetAfterMicros(), 0, now, null);
 	}
@@ -259,12 +311,13 @@ public final class LocalBackend implements RateLimiterBackend {
 		int target = this.maxKeys - this.maxKeys / 10;
 		while (iterator.hasNext() && (expiredOnly || this.entries.size() > target)) {
 			Entry entry = iterator.next().getValue();
-			synchronized (entry) {
-				boolean expired = entry.state == null || entry.limit.expiresAtMicros(entry.state) <= now;
-				if (expired || !expiredOnly) {
-					entry.removed = true;
-					iterator.remove();
-				}
+			Object state = entry.state;
+			if (state == REMOVED || state instanceof Held) {
+				continue;
+			}
+			boolean expired = state == null || entry.limit.expiresAtMicros(state) <= now;
+			if ((expired || !expiredOnly) && STATE.compareAndSet(entry, state, REMOVED)) {
+				iterator.remove();
 			}
 		}
 	}
@@ -273,8 +326,13 @@ public final class LocalBackend implements RateLimiterBackend {
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		Entry entry = this.entries.get(StoreKey.of(LimitRequest.of(limit, key)));
 		if (entry != null) {
-			synchronized (entry) {
-				entry.state = null;
+			int spins = 0;
+			while (true) {
+				Object state = entry.state;
+				if (state == REMOVED || (!(state instanceof Held) && STATE.compareAndSet(entry, state, null))) {
+					break;
+				}
+				spins = spin(spins);
 			}
 		}
 		return CompletableFuture.completedFuture(null);
@@ -310,16 +368,43 @@ public final class LocalBackend implements RateLimiterBackend {
 
 	}
 
+	/** A key's slot: its limit and its state (null when fresh), {@link #REMOVED} or {@link Held}. */
 	private static final class Entry {
 
 		final AbstractLimit<Object> limit;
 
-		Object state;
-
-		boolean removed;
+		volatile Object state;
 
 		Entry(AbstractLimit<Object> limit) {
 			this.limit = limit;
+		}
+
+	}
+
+	/** Marks an entry swept from the map: a decider that still holds it looks the key up again. */
+	private static final Object REMOVED = new Object();
+
+	private static final VarHandle STATE;
+
+	static {
+		try {
+			STATE = MethodHandles.lookup().findVarHandle(Entry.class, "state", Object.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	/** An entry held by a multi-limit decision, with the state that decision works on until it releases it. */
+	private static final class Held {
+
+		final Entry entry;
+
+		Object current;
+
+		Held(Entry entry, Object current) {
+			this.entry = entry;
+			this.current = current;
 		}
 
 	}

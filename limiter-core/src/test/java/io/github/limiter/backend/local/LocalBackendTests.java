@@ -115,4 +115,42 @@ class LocalBackendTests {
 		}
 	}
 
+	@Test
+	void singleAndMultiLimitDecisionsOnSharedKeysNeverOverAdmit() throws Exception {
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create());
+		Limit shared = TokenBucket.of("shared", 2000, Duration.ofHours(1));
+		Limit second = FixedWindow.of("second", 100_000, Duration.ofHours(1));
+		AtomicInteger alone = new AtomicInteger();
+		AtomicInteger together = new AtomicInteger();
+		ExecutorService threads = Executors.newFixedThreadPool(8);
+		try {
+			List<Future<?>> work = new ArrayList<>();
+			for (int t = 0; t < 8; t++) {
+				boolean multi = t % 2 == 0;
+				work.add(threads.submit(() -> {
+					for (int i = 0; i < 500; i++) {
+						if (multi) {
+							if (limiter.acquire(LimitRequest.of(shared, "k"), LimitRequest.of(second, "k")).allowed()) {
+								together.incrementAndGet();
+							}
+						}
+						else if (limiter.acquire(shared, "k").allowed()) {
+							alone.incrementAndGet();
+						}
+					}
+				}));
+			}
+			for (Future<?> future : work) {
+				future.get();
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		// 4,000 calls on a bucket of 2,000 that refills one token every 1.8 s: 2,000 admitted, give or take a refill.
+		assertThat(alone.get() + together.get()).isBetween(2000, 2001);
+		// A check reports what would remain after taking one more.
+		assertThat(limiter.check(second, "k").remaining()).isEqualTo(100_000 - together.get() - 1);
+	}
+
 }
