@@ -229,8 +229,32 @@ final class RateLimitAnnotationParser {
 			throw resolver.invalid(maxWait.origin, maxWait.text,
 					"cannot be combined with recordOn/recordIf: waiting does not make a failure count expire sooner");
 		}
-		return new RateLimitOperation(limit, cost.value, (keyText != null) ? keyText : "", key, resolver.policyName,
-				onFailure.value, maxWait.value, shadow.value, recordOn, recordIf);
+		return new RateLimitOperation(limit, cost.value, (keyText != null) ? keyText : "", key, argument(key, names),
+				resolver.policyName, onFailure.value, maxWait.value, shadow.value, recordOn, recordIf);
+	}
+
+	/**
+	 * The position of the argument a key expression consists of, resolved the way
+	 * {@link RateLimitEvaluationContext#lookupVariable} resolves it (parameter names first, then {@code #p0}/{@code #a0}),
+	 * or -1 for any other expression.
+	 */
+	static int argument(Expression key, String[] names) {
+		if (!(key instanceof SpelExpression spel) || !(spel.getAST() instanceof VariableReference reference)) {
+			return -1;
+		}
+		String name = reference.toStringAST().substring(1);
+		if (names != null) {
+			for (int i = 0; i < names.length; i++) {
+				if (names[i].equals(name)) {
+					return i;
+				}
+			}
+		}
+		if (name.length() > 1 && (name.charAt(0) == 'p' || name.charAt(0) == 'a')
+				&& name.substring(1).chars().allMatch(Character::isDigit) && name.length() < 10) {
+			return Integer.parseInt(name.substring(1));
+		}
+		return -1;
 	}
 
 	/** A reactive stream other than a Mono, checked by name: Reactor may not be on the classpath. */

@@ -97,11 +97,19 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		}
 		Call call = new Call(limited, invocation.getArguments(), target, targetClass, Caller.SERVLET);
 		Admission admission;
-		try {
-			admission = admit(call).toCompletableFuture().join();
+		if (call.checked.isEmpty() && call.shadow.isEmpty() && call.maxWait.isZero() && !call.enforced.isEmpty()) {
+			// The common case, one plain acquire: decided directly, without composing stages.
+			Decision acquire = this.rateLimiter.get().decide(call.enforced, Operation.ACQUIRE);
+			admission = acquire.allowed() ? new Admission(acquire, null, call.enforced, acquire.delayMicros() * 1000)
+					: new Admission(null, acquire, call.enforced, 0);
 		}
-		catch (CompletionException ex) {
-			throw (ex.getCause() != null) ? ex.getCause() : ex;
+		else {
+			try {
+				admission = admit(call).toCompletableFuture().join();
+			}
+			catch (CompletionException ex) {
+				throw (ex.getCause() != null) ? ex.getCause() : ex;
+			}
 		}
 		if (admission.rejection() != null) {
 			return rejected(call, admission.rejection());
@@ -380,7 +388,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			if (expression == null) {
 				return "";
 			}
-			Object value = expression.getValue(context(RateLimitInterceptor.this.beanResolver));
+			int argument = operation.keyArgument();
+			Object value = (argument >= 0) ? ((argument < this.args.length) ? this.args[argument] : null)
+					: expression.getValue(context(RateLimitInterceptor.this.beanResolver));
 			String key = (value != null) ? value.toString() : "";
 			if (key.isEmpty() && RateLimitInterceptor.this.properties.getEmptyKey() == RateLimiterProperties.EmptyKey.REJECT) {
 				throw new RateLimitKeyException("The key '" + operation.keyExpression() + "' of limit '"

@@ -23,6 +23,8 @@ public final class RateLimitOperation {
 
 	private final Expression keyExpression;
 
+	private final int keyArgument;
+
 	private final String policy;
 
 	private final FailurePolicy failurePolicy;
@@ -35,19 +37,29 @@ public final class RateLimitOperation {
 
 	private final Expression recordIf;
 
-	RateLimitOperation(Limit limit, long cost, String keyExpressionString, Expression keyExpression, String policy,
-			FailurePolicy failurePolicy, Duration maxWait, boolean shadow, List<Class<? extends Throwable>> recordOn,
-			Expression recordIf) {
+	RateLimitOperation(Limit limit, long cost, String keyExpressionString, Expression keyExpression, int keyArgument,
+			String policy, FailurePolicy failurePolicy, Duration maxWait, boolean shadow,
+			List<Class<? extends Throwable>> recordOn, Expression recordIf) {
 		this.limit = Objects.requireNonNull(limit);
 		this.cost = cost;
 		this.keyExpressionString = keyExpressionString;
 		this.keyExpression = keyExpression;
+		this.keyArgument = keyArgument;
 		this.policy = policy;
 		this.failurePolicy = failurePolicy;
 		this.maxWait = maxWait;
 		this.shadow = shadow;
 		this.recordOn = List.copyOf(recordOn);
 		this.recordIf = recordIf;
+	}
+
+	/**
+	 * When the key expression is nothing but one of the method's arguments ({@code #userId}, {@code #p0}), its
+	 * position, so that calls read it without evaluating SpEL; otherwise -1.
+	 * @return the argument's position, or -1
+	 */
+	public int keyArgument() {
+		return this.keyArgument;
 	}
 
 	/**
