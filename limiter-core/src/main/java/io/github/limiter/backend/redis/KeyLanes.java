@@ -1,12 +1,14 @@
 package io.github.limiter.backend.redis;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 
 import io.github.limiter.Decision;
@@ -23,6 +25,11 @@ import io.github.limiter.spi.BackendException;
  * <p>A lane holds at most {@code maxWaiting} calls: beyond that (Redis not answering, say), a call fails at once with
  * a {@link BackendException}, which the failure policy answers, so that a stalled key cannot pile up work to replay.
  * Calls whose future was completed by someone else (cancelled) while waiting are dropped, not sent.
+ *
+ * <p>Lanes take no lock: a call joins the lane's queue, and whoever turns the lane from idle to busy (a compare-and-set)
+ * sends what the queue holds. An idle lane leaves the map; a caller that still reaches it is served by it all the
+ * same, so two lanes of one key may briefly both have a call in flight, which costs a little coalescing, never
+ * correctness (every script call is atomic and exact).
  */
 final class KeyLanes {
 
@@ -55,32 +62,21 @@ final class KeyLanes {
 	 */
 	CompletionStage<Decision> submit(String key, LimitRequest request, Operation operation) {
 		Call call = new Call(request, operation, new CompletableFuture<>());
-		while (true) {
-			Lane lane = this.lanes.computeIfAbsent(key, Lane::new);
-			synchronized (lane) {
-				if (lane.closed) {
-					continue;
-				}
-				if (lane.busy) {
-					if (lane.waiting.size() >= this.maxWaiting) {
-						call.future.completeExceptionally(new BackendException(this.maxWaiting
-								+ " decisions are already waiting for Redis on key " + key, null));
-					}
-					else {
-						lane.waiting.add(call);
-					}
-					return call.future;
-				}
-				lane.busy = true;
-			}
-			drive(lane, List.of(call));
+		Lane lane = this.lanes.get(key);
+		if (lane == null) {
+			lane = this.lanes.computeIfAbsent(key, Lane::new);
+		}
+		if (lane.size.incrementAndGet() > this.maxWaiting) {
+			lane.size.decrementAndGet();
+			call.future.completeExceptionally(new BackendException(this.maxWaiting
+					+ " decisions are already waiting for Redis on key " + key, null));
 			return call.future;
 		}
-	}
-
-	/** Number of keys with a call in flight. */
-	int busyKeys() {
-		return this.lanes.size();
+		lane.waiting.add(call);
+		if (lane.busy.compareAndSet(false, true)) {
+			drive(lane, take(lane));
+		}
+		return call.future;
 	}
 
 	/**
@@ -116,25 +112,39 @@ final class KeyLanes {
 		}
 	}
 
-	/** Takes the next batch (or frees the lane), then answers the calls of the batch that came back. */
-	private List<Call> finish(Lane lane, List<Call> sent, List<Decision> decisions, Throwable failure) {
-		List<Call> next = null;
-		synchronized (lane) {
-			while (!lane.waiting.isEmpty() && (next == null || next.size() < this.maxBatch)) {
-				Call call = lane.waiting.poll();
+	/**
+	 * The next batch of a busy lane, or {@code null} after making it idle. A call that joins while the lane goes
+	 * idle finds it idle and turns it busy itself, or is taken here by the re-check.
+	 */
+	private List<Call> take(Lane lane) {
+		while (true) {
+			List<Call> batch = null;
+			Call call;
+			while ((batch == null || batch.size() < this.maxBatch) && (call = lane.waiting.poll()) != null) {
+				lane.size.decrementAndGet();
 				if (!call.future.isDone()) {
-					if (next == null) {
-						next = new ArrayList<>(Math.min(lane.waiting.size() + 1, this.maxBatch));
+					if (batch == null) {
+						batch = new ArrayList<>();
 					}
-					next.add(call);
+					batch.add(call);
 				}
 			}
-			if (next == null) {
-				lane.busy = false;
-				lane.closed = true;
-				this.lanes.remove(lane.key, lane);
+			if (batch != null) {
+				return batch;
+			}
+			lane.busy.set(false);
+			if (lane.waiting.isEmpty() || !lane.busy.compareAndSet(false, true)) {
+				if (lane.waiting.isEmpty()) {
+					this.lanes.remove(lane.key, lane);
+				}
+				return null;
 			}
 		}
+	}
+
+	/** Takes the next batch (or frees the lane), then answers the calls of the batch that came back. */
+	private List<Call> finish(Lane lane, List<Call> sent, List<Decision> decisions, Throwable failure) {
+		List<Call> next = take(lane);
 		if (failure == null && (decisions == null || decisions.size() != sent.size())) {
 			failure = new BackendException("the limiter script answered " + ((decisions != null) ? decisions.size() : 0)
 					+ " decisions for " + sent.size() + " calls on " + lane.key, null);
@@ -163,12 +173,13 @@ final class KeyLanes {
 
 		final String key;
 
-		final ArrayDeque<Call> waiting = new ArrayDeque<>();
+		final ConcurrentLinkedQueue<Call> waiting = new ConcurrentLinkedQueue<>();
 
-		boolean busy;
+		/** Calls queued or being taken: bounds the queue. */
+		final AtomicInteger size = new AtomicInteger();
 
-		/** Removed from the map: a caller that still found it must look again. */
-		boolean closed;
+		/** A batch of this lane is in flight (or being taken). */
+		final AtomicBoolean busy = new AtomicBoolean();
 
 		Lane(String key) {
 			this.key = key;
