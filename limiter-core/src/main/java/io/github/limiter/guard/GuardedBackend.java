@@ -121,14 +121,16 @@ public final class GuardedBackend implements RateLimiterBackend {
 			return CompletableFuture.completedFuture(fallback(requests, operation));
 		}
 		CompletableFuture<Decision> answer = new CompletableFuture<>();
+		// The delegate's decision, cancelled when the deadline passes first: one still queued is then never sent.
+		java.util.concurrent.atomic.AtomicReference<CompletionStage<Decision>> pending = new java.util.concurrent.atomic.AtomicReference<>();
 		try {
 			if (this.callExecutor == null) {
-				relay(this.delegate.decideAsync(requests, operation), answer);
+				relay(pending, this.delegate.decideAsync(requests, operation), answer);
 			}
 			else {
 				this.callExecutor.execute(() -> {
 					try {
-						relay(this.delegate.decideAsync(requests, operation), answer);
+						relay(pending, this.delegate.decideAsync(requests, operation), answer);
 					}
 					catch (Throwable ex) {
 						answer.completeExceptionally(ex);
@@ -141,8 +143,14 @@ public final class GuardedBackend implements RateLimiterBackend {
 			answer.completeExceptionally(ex);
 		}
 		if (!answer.isDone()) {
-			java.util.concurrent.ScheduledFuture<?> timeout = DEADLINES.schedule(
-					() -> answer.completeExceptionally(new TimeoutException()), this.deadline.toNanos(), TimeUnit.NANOSECONDS);
+			java.util.concurrent.ScheduledFuture<?> timeout = DEADLINES.schedule(() -> {
+				if (answer.completeExceptionally(new TimeoutException())) {
+					CompletionStage<Decision> late = pending.get();
+					if (late != null) {
+						late.toCompletableFuture().cancel(false);
+					}
+				}
+			}, this.deadline.toNanos(), TimeUnit.NANOSECONDS);
 			answer.whenComplete((decision, failure) -> timeout.cancel(false));
 		}
 		return answer.handle((decision, failure) -> {
@@ -155,7 +163,12 @@ public final class GuardedBackend implements RateLimiterBackend {
 		});
 	}
 
-	private static <T> void relay(CompletionStage<T> stage, CompletableFuture<T> target) {
+	private static <T> void relay(java.util.concurrent.atomic.AtomicReference<CompletionStage<T>> pending,
+			CompletionStage<T> stage, CompletableFuture<T> target) {
+		pending.set(stage);
+		if (target.isDone()) {
+			stage.toCompletableFuture().cancel(false);
+		}
 		stage.whenComplete((value, failure) -> {
 			if (failure != null) {
 				target.completeExceptionally(failure);

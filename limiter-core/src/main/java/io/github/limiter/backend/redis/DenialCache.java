@@ -1,8 +1,10 @@
 package io.github.limiter.backend.redis;
 
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.limiter.Decision;
+import io.github.limiter.Limit;
 
 /**
  * Rejections Redis gave this JVM, remembered until their retry time, so that a flood on a key over its limit costs
@@ -11,18 +13,27 @@ import io.github.limiter.Decision;
  * <p>A rejection of cost {@code c} on a key with a retry time {@code t} is a fact until {@code t}: permits come back
  * only as time passes, and the retry time is exactly when enough have come back for {@code c}; other instances can
  * only take more. So until {@code t}, Redis would reject every call of cost {@code c} on that key, with the same
- * retry time, and that is the only answer this cache gives. Calls with another cost, and every call after {@code t},
- * go to Redis.
+ * retry time, and that is the only answer this cache gives. Calls with another cost or another limit object, and
+ * every call after {@code t}, go to Redis.
+ *
+ * <p>Two things can give permits back early: a refund (a multi-limit decision across Redis Cluster slots, or next to
+ * a Redisson {@code RRateLimiter}, that takes permits and returns them when another part rejects) and a reset. So
+ * an entry is trusted for at most {@link #MAX_AGE_MICROS} (one second), whatever its retry time: a flood still costs
+ * at most one Redis call per key and second, and a rejection that a refund elsewhere made stale lasts at most that
+ * long here. A reset or refund through this JVM forgets the key at once, and a rejection that was in flight while
+ * one happened is not remembered.
  *
  * <p>Times are measured on the caller's monotonic clock from the moment the rejected call was sent, which is never
  * later than the moment Redis decided it, and the retry time is shortened by 0.1% to stay ahead of any drift between
- * the two clocks: the cache may send a call to Redis a little early, never answer one Redis would admit. A cached
- * answer reports the time left until the remembered retry time, and the remaining permits Redis reported (both as
- * Redis would report them unless another instance has consumed since, which only makes the real retry time later). What the cache cannot see: a reset or a Redis that lost its data (restarted without
- * persistence) re-admits at once, while this JVM still answers from the cache until the retry time; a reset made
- * through this JVM forgets the key.
+ * the two clocks. A cached answer reports the time left until the remembered retry time, and the remaining permits
+ * Redis reported (both as Redis would report them unless another instance has consumed since, which only makes the
+ * real retry time later). A reset through another instance, or a Redis that lost its data, re-admits at once, while
+ * this JVM may answer from the cache for up to a second more.
  */
 final class DenialCache {
+
+	/** Longest an entry is trusted. */
+	static final long MAX_AGE_MICROS = 1_000_000;
 
 	/** Between two sweeps of a full cache. */
 	private static final long SWEEP_INTERVAL_MICROS = 1_000_000;
@@ -31,7 +42,10 @@ final class DenialCache {
 
 	private final int maxEntries;
 
-	private volatile long nextSweepMicros;
+	private final AtomicLong nextSweepMicros = new AtomicLong(Long.MIN_VALUE);
+
+	/** Moves on every reset or refund: a rejection sent before one is not remembered. */
+	private final AtomicLong generation = new AtomicLong();
 
 	/**
 	 * Creates a cache.
@@ -48,12 +62,12 @@ final class DenialCache {
 	/**
 	 * The answer Redis would give, if this cache knows it.
 	 * @param key the Redis key of the request
-	 * @param limitName the limit's name
+	 * @param limit the limit
 	 * @param cost the cost asked
 	 * @param nowMicros the monotonic clock
 	 * @return a rejection, or {@code null} to ask Redis
 	 */
-	Decision lookup(String key, String limitName, long cost, long nowMicros) {
+	Decision lookup(String key, Limit limit, long cost, long nowMicros) {
 		Denial denial = this.denials.get(key);
 		if (denial == null) {
 			return null;
@@ -62,40 +76,56 @@ final class DenialCache {
 			this.denials.remove(key, denial);
 			return null;
 		}
-		if (cost != denial.cost) {
+		if (cost != denial.cost || limit != denial.limit) {
 			return null;
 		}
 		long elapsed = nowMicros - denial.sentMicros;
-		return Decision.of(limitName, false, denial.limit, denial.remaining, denial.retryAtMicros - nowMicros,
+		return Decision.of(limit.name(), false, denial.capacity, denial.remaining, denial.retryAtMicros - nowMicros,
 				Math.max(0, denial.resetAfterMicros - elapsed), 0, denial.redisTimeMicros + elapsed, null);
 	}
 
 	/**
-	 * Remembers a rejection.
+	 * The generation to pass to {@link #remember}, read before the call is sent.
+	 * @return the generation
+	 */
+	long generation() {
+		return this.generation.get();
+	}
+
+	/**
+	 * Remembers a rejection, unless a reset or refund happened since the call was sent.
 	 * @param key the Redis key of the request
+	 * @param limit the limit
 	 * @param cost the cost that was rejected
 	 * @param rejection Redis's answer
 	 * @param sentMicros the monotonic clock when the call was sent (before Redis decided it)
+	 * @param generation {@link #generation()} when the call was sent
 	 */
-	void remember(String key, long cost, Decision rejection, long sentMicros) {
+	void remember(String key, Limit limit, long cost, Decision rejection, long sentMicros, long generation) {
 		long retry = rejection.retryAfterMicros();
-		long until = sentMicros + retry - retry / 1000 - 1;
-		if (rejection.allowed() || until <= sentMicros) {
+		long until = sentMicros + Math.min(retry - retry / 1000 - 1, MAX_AGE_MICROS);
+		if (rejection.allowed() || until <= sentMicros || this.generation.get() != generation) {
 			return;
 		}
 		if (this.denials.size() >= this.maxEntries && !makeRoom(sentMicros)) {
 			return;
 		}
-		Denial denial = new Denial(until, sentMicros + retry, cost, rejection.limit(), rejection.remaining(), rejection.resetAfterMicros(),
+		Denial denial = new Denial(until, sentMicros + retry, cost, limit, rejection.limit(), rejection.remaining(), rejection.resetAfterMicros(),
 				rejection.timeMicros(), sentMicros);
 		this.denials.put(key, denial);
+		if (this.generation.get() != generation) {
+			// A reset or refund began meanwhile: it may have forgotten the key before this entry went in.
+			this.denials.remove(key, denial);
+		}
 	}
 
 	/**
-	 * Forgets a key whose state improved through this JVM (a reset or a refund).
+	 * Forgets a key whose state improves through this JVM (a reset or a refund); called before the reset or refund
+	 * is sent and again once it is done, so that no rejection decided before it stays behind.
 	 * @param key the Redis key
 	 */
 	void forget(String key) {
+		this.generation.incrementAndGet();
 		this.denials.remove(key);
 	}
 
@@ -108,15 +138,15 @@ final class DenialCache {
 	}
 
 	private boolean makeRoom(long nowMicros) {
-		if (nowMicros < this.nextSweepMicros) {
+		long next = this.nextSweepMicros.get();
+		if (nowMicros < next || !this.nextSweepMicros.compareAndSet(next, nowMicros + SWEEP_INTERVAL_MICROS)) {
 			return false;
 		}
-		this.nextSweepMicros = nowMicros + SWEEP_INTERVAL_MICROS;
 		this.denials.values().removeIf(denial -> denial.untilMicros <= nowMicros);
 		return this.denials.size() < this.maxEntries;
 	}
 
-	private record Denial(long untilMicros, long retryAtMicros, long cost, long limit, long remaining, long resetAfterMicros,
+	private record Denial(long untilMicros, long retryAtMicros, long cost, Limit limit, long capacity, long remaining, long resetAfterMicros,
 			long redisTimeMicros, long sentMicros) {
 	}
 

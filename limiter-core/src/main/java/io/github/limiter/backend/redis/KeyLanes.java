@@ -12,13 +12,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 
 import io.github.limiter.Decision;
+import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.spi.BackendException;
 
 /**
- * Coalesces the decisions this JVM has in flight at once for one key: at most one script call per key is in flight;
- * calls that arrive meanwhile wait in the key's lane and go together in the next call, which decides each of them in
+ * Coalesces the decisions this JVM has in flight at once for one key and limit: normally one script call per key is
+ * in flight; calls that arrive meanwhile wait in the key's lane and go together in the next call, which decides each of them in
  * arrival order ({@code batch.lua}). Every caller still gets its own exact decision; a hot key costs one round-trip
  * per batch instead of one per call, and a key nobody else is using goes straight out.
  *
@@ -33,7 +34,7 @@ import io.github.limiter.spi.BackendException;
  */
 final class KeyLanes {
 
-	private final ConcurrentHashMap<String, Lane> lanes = new ConcurrentHashMap<>();
+	private final ConcurrentHashMap<LaneKey, Lane> lanes = new ConcurrentHashMap<>();
 
 	private final BiFunction<String, List<Call>, CompletionStage<List<Decision>>> sender;
 
@@ -62,9 +63,11 @@ final class KeyLanes {
 	 */
 	CompletionStage<Decision> submit(String key, LimitRequest request, Operation operation) {
 		Call call = new Call(request, operation, new CompletableFuture<>());
-		Lane lane = this.lanes.get(key);
+		// One lane per limit object too: a batch is decided with one limit's parameters.
+		LaneKey laneKey = new LaneKey(key, request.limit());
+		Lane lane = this.lanes.get(laneKey);
 		if (lane == null) {
-			lane = this.lanes.computeIfAbsent(key, Lane::new);
+			lane = this.lanes.computeIfAbsent(laneKey, Lane::new);
 		}
 		if (lane.size.incrementAndGet() > this.maxWaiting) {
 			lane.size.decrementAndGet();
@@ -87,14 +90,21 @@ final class KeyLanes {
 		while (batch != null) {
 			CompletableFuture<List<Decision>> reply;
 			try {
-				reply = this.sender.apply(lane.key, batch).toCompletableFuture();
+				reply = this.sender.apply(lane.laneKey.key(), batch).toCompletableFuture();
 			}
 			catch (RuntimeException ex) {
 				reply = CompletableFuture.failedFuture(ex);
 			}
 			if (!reply.isDone()) {
 				List<Call> sent = batch;
-				reply.whenComplete((decisions, failure) -> drive(lane, finish(lane, sent, decisions, failure)));
+				reply.whenComplete((decisions, failure) -> {
+					// The next batch goes out before this one's callers run their continuations.
+					List<Call> next = take(lane);
+					if (next != null) {
+						drive(lane, next);
+					}
+					answer(lane, sent, decisions, failure);
+				});
 				return;
 			}
 			List<Decision> decisions = null;
@@ -108,7 +118,9 @@ final class KeyLanes {
 			catch (RuntimeException ex) {
 				failure = ex;
 			}
-			batch = finish(lane, batch, decisions, failure);
+			List<Call> next = take(lane);
+			answer(lane, batch, decisions, failure);
+			batch = next;
 		}
 	}
 
@@ -135,19 +147,18 @@ final class KeyLanes {
 			lane.busy.set(false);
 			if (lane.waiting.isEmpty() || !lane.busy.compareAndSet(false, true)) {
 				if (lane.waiting.isEmpty()) {
-					this.lanes.remove(lane.key, lane);
+					this.lanes.remove(lane.laneKey, lane);
 				}
 				return null;
 			}
 		}
 	}
 
-	/** Takes the next batch (or frees the lane), then answers the calls of the batch that came back. */
-	private List<Call> finish(Lane lane, List<Call> sent, List<Decision> decisions, Throwable failure) {
-		List<Call> next = take(lane);
+	/** Answers the calls of a batch that came back. */
+	private static void answer(Lane lane, List<Call> sent, List<Decision> decisions, Throwable failure) {
 		if (failure == null && (decisions == null || decisions.size() != sent.size())) {
 			failure = new BackendException("the limiter script answered " + ((decisions != null) ? decisions.size() : 0)
-					+ " decisions for " + sent.size() + " calls on " + lane.key, null);
+					+ " decisions for " + sent.size() + " calls on " + lane.laneKey.key(), null);
 		}
 		for (int i = 0; i < sent.size(); i++) {
 			if (failure != null) {
@@ -157,7 +168,6 @@ final class KeyLanes {
 				sent.get(i).future.complete(decisions.get(i));
 			}
 		}
-		return next;
 	}
 
 	/**
@@ -169,9 +179,12 @@ final class KeyLanes {
 	record Call(LimitRequest request, Operation operation, CompletableFuture<Decision> future) {
 	}
 
+	private record LaneKey(String key, Limit limit) {
+	}
+
 	private static final class Lane {
 
-		final String key;
+		final LaneKey laneKey;
 
 		final ConcurrentLinkedQueue<Call> waiting = new ConcurrentLinkedQueue<>();
 
@@ -181,8 +194,8 @@ final class KeyLanes {
 		/** A batch of this lane is in flight (or being taken). */
 		final AtomicBoolean busy = new AtomicBoolean();
 
-		Lane(String key) {
-			this.key = key;
+		Lane(LaneKey laneKey) {
+			this.laneKey = laneKey;
 		}
 
 	}

@@ -70,7 +70,9 @@ public class RedisScriptBackend implements RateLimiterBackend {
 		this.layout = Objects.requireNonNull(layout, "layout must not be null");
 		this.testClock = testClock;
 		this.denials = (denialCacheSize > 0) ? new DenialCache(denialCacheSize) : null;
-		this.lanes = coalesce ? new KeyLanes(this::sendBatch, MAX_BATCH, MAX_WAITING) : null;
+		// A blocking client (Jedis) waits on its own connection per caller: nothing to coalesce, and a caller's thread
+		// must not end up sending other callers' batches.
+		this.lanes = (coalesce && !executor.blocksCaller()) ? new KeyLanes(this::sendBatch, MAX_BATCH, MAX_WAITING) : null;
 		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}
 
@@ -118,25 +120,49 @@ public class RedisScriptBackend implements RateLimiterBackend {
 	private CompletionStage<Decision> decideOne(LimitRequest request, Operation operation) {
 		String key = this.layout.key(request);
 		long sent = 0;
+		long generation = 0;
 		if (this.denials != null) {
 			sent = this.cacheClock.nowMicros();
-			Decision known = this.denials.lookup(key, request.limit().name(), request.cost(), sent);
+			generation = this.denials.generation();
+			Decision known = this.denials.lookup(key, request.limit(), request.cost(), sent);
 			if (known != null) {
 				return CompletableFuture.completedFuture(known);
 			}
 		}
-		CompletionStage<Decision> decision = (this.lanes != null) ? this.lanes.submit(key, request, operation)
-				: sendBatch(key, List.of(new KeyLanes.Call(request, operation, null))).thenApply(decisions -> decisions.get(0));
+		CompletableFuture<Decision> decision = (this.lanes != null)
+				? this.lanes.submit(key, request, operation).toCompletableFuture()
+				: sendBatch(key, List.of(new KeyLanes.Call(request, operation, null))).thenApply(decisions -> decisions.get(0))
+					.toCompletableFuture();
 		if (this.denials == null) {
 			return decision;
 		}
 		long sentAt = sent;
-		return decision.thenApply(answer -> {
+		long sentGeneration = generation;
+		CompletableFuture<Decision> answered = decision.thenApply(answer -> {
 			if (!answer.allowed()) {
-				this.denials.remember(key, request.cost(), answer, sentAt);
+				this.denials.remember(key, request.limit(), request.cost(), answer, sentAt, sentGeneration);
 			}
 			return answer;
 		});
+		// A caller that gives up (a deadline) cancels its decision: one still waiting in its lane is then never sent.
+		answered.whenComplete((answer, failure) -> {
+			if (failure instanceof java.util.concurrent.CancellationException) {
+				decision.cancel(false);
+			}
+		});
+		return answered;
+	}
+
+	/**
+	 * Keeps the denial cache right around a call that gives permits back (a reset or a refund): the keys are forgotten
+	 * before it is sent, and again once it is done, so that no rejection decided before it stays behind.
+	 */
+	private CompletionStage<Void> improving(List<String> keys, java.util.function.Supplier<CompletionStage<Void>> call) {
+		if (this.denials == null) {
+			return call.get();
+		}
+		keys.forEach(this.denials::forget);
+		return call.get().whenComplete((done, failure) -> keys.forEach(this.denials::forget));
 	}
 
 	/** Decides calls on one key, in order, with one call of the batch script. */
@@ -201,11 +227,8 @@ public class RedisScriptBackend implements RateLimiterBackend {
 	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		LimitRequest request = LimitRequest.of(limit, key);
-		if (this.denials != null) {
-			this.denials.forget(this.layout.key(request));
-		}
 		ScriptUnit unit = new ScriptUnit(List.of(request), List.of(0), argumentTime(), "");
-		return unit.call("x").thenApply(reply -> null);
+		return improving(unit.keys, () -> unit.call("x").thenApply(reply -> null));
 	}
 
 	/**
@@ -296,10 +319,7 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 		@Override
 		public CompletionStage<Void> refund() {
-			if (RedisScriptBackend.this.denials != null) {
-				this.keys.forEach(RedisScriptBackend.this.denials::forget);
-			}
-			return call("f" + this.chargedAt).thenApply(reply -> null);
+			return improving(this.keys, () -> call("f" + this.chargedAt).thenApply(reply -> null));
 		}
 
 		CompletionStage<List<Object>> call(String operation) {

@@ -243,6 +243,10 @@ final class RateLimitAnnotationParser {
 			return -1;
 		}
 		String name = reference.toStringAST().substring(1);
+		if (name.equals("root") || name.equals("this")) {
+			// SpEL answers these itself, whatever the parameters are called.
+			return -1;
+		}
 		if (names != null) {
 			for (int i = 0; i < names.length; i++) {
 				if (names[i].equals(name)) {

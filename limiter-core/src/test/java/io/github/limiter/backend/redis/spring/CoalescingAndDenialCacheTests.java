@@ -95,7 +95,7 @@ class CoalescingAndDenialCacheTests {
 	}
 
 	@Test
-	void aRejectionIsAnsweredFromMemoryUntilItsRetryTimeThenRedisIsAskedAgain() {
+	void aRejectionIsAnsweredFromMemoryForUpToASecondThenRedisIsAskedAgain() {
 		ManualClock clock = new ManualClock(Instant.parse("2026-11-21T10:00:00Z"));
 		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
 		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix())
@@ -110,19 +110,25 @@ class CoalescingAndDenialCacheTests {
 		assertThat(first.retryAfter()).isEqualTo(Duration.ofMinutes(1));
 		assertThat(redis.calls.get()).isEqualTo(4);
 
-		clock.advance(Duration.ofSeconds(20));
+		clock.advance(Duration.ofMillis(500));
 		for (int i = 0; i < 1000; i++) {
 			Decision cached = limiter.acquire(limit, "k");
 			assertThat(cached.allowed()).isFalse();
 			assertThat(cached.remaining()).isZero();
-			assertThat(cached.retryAfter()).isBetween(Duration.ofSeconds(39), Duration.ofSeconds(40));
+			assertThat(cached.retryAfter()).isEqualTo(Duration.ofMillis(59_500));
 		}
 		assertThat(limiter.check(limit, "k").allowed()).isFalse();
 		assertThat(redis.calls.get()).as("1001 rejections, no Redis call").isEqualTo(4);
 
-		clock.advance(Duration.ofSeconds(40));
-		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		// Past a second, Redis answers again (a refund elsewhere could have made room), and is remembered again.
+		clock.advance(Duration.ofMillis(600));
+		assertThat(limiter.acquire(limit, "k").retryAfter()).isEqualTo(Duration.ofMillis(58_900));
+		assertThat(limiter.acquire(limit, "k").allowed()).isFalse();
 		assertThat(redis.calls.get()).isEqualTo(5);
+
+		clock.set(Instant.parse("2026-11-21T10:01:00Z"));
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		assertThat(redis.calls.get()).isEqualTo(6);
 	}
 
 	@Test
@@ -153,6 +159,55 @@ class CoalescingAndDenialCacheTests {
 		assertThat(limiter.acquire(limit, "k").allowed()).isFalse();
 		limiter.reset(limit, "k");
 		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+	}
+
+	@Test
+	void aRejectionStillInFlightDuringAResetIsNotRemembered() {
+		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
+		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix()).build());
+		Limit limit = FixedWindow.of("reset-race", 1, Duration.ofHours(1));
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+
+		redis.gate = new CompletableFuture<>();
+		CompletableFuture<Decision> late = limiter.acquireAsync(List.of(LimitRequest.of(limit, "k")), Duration.ZERO)
+			.toCompletableFuture();
+		limiter.reset(limit, "k");
+		redis.gate.complete(null);
+		assertThat(late.join().allowed()).as("decided by Redis before the reset").isFalse();
+
+		assertThat(limiter.acquire(limit, "k").allowed()).as("the reset emptied the key").isTrue();
+	}
+
+	@Test
+	void decisionsTheDeadlineAnsweredAreNeverSentAfterwards() {
+		CompletableFuture<List<Object>> stalled = new CompletableFuture<>();
+		AtomicInteger sent = new AtomicInteger();
+		RedisScriptExecutor frozen = new RedisScriptExecutor() {
+			@Override
+			public CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args) {
+				sent.incrementAndGet();
+				return stalled;
+			}
+
+			@Override
+			public boolean isCluster() {
+				return false;
+			}
+		};
+		RateLimiter limiter = RateLimiter.of(io.github.limiter.guard.GuardedBackend
+			.builder(RedisScriptBackend.builder(frozen).build())
+			.deadline(Duration.ofMillis(50))
+			.build());
+		Limit limit = FixedWindow.of("frozen", 10, Duration.ofMinutes(1));
+		List<CompletableFuture<Decision>> decisions = new ArrayList<>();
+		for (int i = 0; i < 20; i++) {
+			decisions.add(limiter.acquireAsync(List.of(LimitRequest.of(limit, "k")), Duration.ZERO).toCompletableFuture());
+		}
+		assertThat(decisions).allSatisfy(decision -> assertThat(decision.join().origin())
+			.isEqualTo(Decision.Origin.LOCAL_FALLBACK));
+
+		stalled.completeExceptionally(new IllegalStateException("Redis came back too late"));
+		assertThat(sent.get()).as("only the first call was sent; the 19 queued behind it were given up").isEqualTo(1);
 	}
 
 	@Test
@@ -218,7 +273,9 @@ class CoalescingAndDenialCacheTests {
 			if (script != LimiterScript.get()) {
 				this.batchCalls.incrementAndGet();
 			}
-			return this.delegate.execute(script, keys, args).thenCombine(this.gate, (reply, open) -> reply);
+			CompletionStage<List<Object>> reply = this.delegate.execute(script, keys, args);
+			// Only the answers to decisions wait at the gate: resets and refunds go through.
+			return (script == LimiterScript.get()) ? reply : reply.thenCombine(this.gate, (answer, open) -> answer);
 		}
 
 		@Override
