@@ -1,12 +1,13 @@
 -- Sliding window counter (io.github.limiter.algorithm.SlidingWindowCounter).
--- State: one string "<current window start> <current count> <previous count>", kept for two windows.
+-- State: one string "<current window> <current count> <previous count>", kept for two windows, where <window> is the
+-- window's number (its start divided by its length: a short number, so the string stays small).
 -- Parameters 'sc': {limit, window}. Same arithmetic, in the same order, as the Java class.
 
 local function counter_read(key, window, start)
   local v = kv_get(key)
   if v then
     local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
-    s = tonumber(s)
+    s = tonumber(s) * window
     if s == start then
       return tonumber(c), tonumber(pr)
     elseif s == start - window then
@@ -17,7 +18,7 @@ local function counter_read(key, window, start)
 end
 
 local function counter_store(key, window, now, start, current, previous)
-  kv_set(key, fmt_int(start) .. ' ' .. fmt_int(current) .. ' ' .. fmt_int(previous),
+  kv_set(key, fmt_int(start / window) .. ' ' .. fmt_int(current) .. ' ' .. fmt_int(previous),
       ttl_millis(start + 2 * window - now))
 end
 
@@ -71,7 +72,7 @@ ALGORITHMS['sc'] = {
     local v = redis.call('GET', key)
     if v then
       local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
-      s, c, pr = tonumber(s), tonumber(c), tonumber(pr)
+      s, c, pr = tonumber(s) * window, tonumber(c), tonumber(pr)
       if s == start then
         c = math.max(0, c - cost)
       elseif s == start + window then
@@ -79,7 +80,7 @@ ALGORITHMS['sc'] = {
       else
         return
       end
-      redis.call('SET', key, fmt_int(s) .. ' ' .. fmt_int(c) .. ' ' .. fmt_int(pr), 'KEEPTTL')
+      redis.call('SET', key, fmt_int(s / window) .. ' ' .. fmt_int(c) .. ' ' .. fmt_int(pr), 'KEEPTTL')
     end
   end
 }

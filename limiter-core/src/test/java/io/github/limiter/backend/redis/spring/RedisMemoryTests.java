@@ -15,6 +15,9 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.limiter.Decision;
+import io.github.limiter.algorithm.LeakyBucket;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.RateLimiter;
 import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
@@ -104,6 +107,30 @@ class RedisMemoryTests {
 		assertThat(usedMemory(commands) - baseline).as("memory back to its baseline").isLessThan(1_000_000L);
 		System.out.println("100,000 attacker keys: " + keys + " alive after the flood, " + perKey
 				+ " bytes per key; all expired and memory back to baseline");
+	}
+
+	@org.junit.jupiter.params.ParameterizedTest
+	@org.junit.jupiter.params.provider.MethodSource("constantTimeLimits")
+	void anIdleLimiterTakesAtMostAHundredBytes(Limit limit) {
+		RedisCommands<String, String> commands = connection.sync();
+		RateLimiter limiter = RateLimiter.of(SpringDataRedisScriptExecutor.backend(connectionFactory, Runnable::run).build());
+		for (int i = 0; i < 1000; i++) {
+			assertThat(limiter.acquire(limit, "user-" + i).allowed()).isTrue();
+		}
+		long total = 0;
+		List<String> keys = commands.keys("limiter:{*}*:" + limit.name() + ":user-*");
+		assertThat(keys).hasSize(1000);
+		for (String key : keys) {
+			total += commands.memoryUsage(key);
+		}
+		// MEMORY USAGE of keys such as limiter:{3fa9c1}fw:api:user-123, one call each on a limit that keeps state.
+		assertThat(total / 1000.0).as("bytes per idle %s limiter", limit.algorithm()).isLessThanOrEqualTo(100);
+	}
+
+	static List<Limit> constantTimeLimits() {
+		Duration hour = Duration.ofHours(1);
+		return List.of(FixedWindow.of("api", 10, hour), SlidingWindowCounter.of("apc", 10, hour), TokenBucket.of("apt", 10, hour),
+				LeakyBucket.nodelay("apl", 10, hour, 10));
 	}
 
 }
