@@ -143,20 +143,20 @@ public final class GuardedBackend implements RateLimiterBackend {
 			answer.completeExceptionally(ex);
 		}
 		if (!answer.isDone()) {
-			java.util.concurrent.ScheduledFuture<?> timeout = DEADLINES.schedule(() -> {
-				if (answer.completeExceptionally(new TimeoutException())) {
-					CompletionStage<Decision> late = pending.get();
-					if (late != null) {
-						late.toCompletableFuture().cancel(false);
-					}
-				}
-			}, this.deadline.toNanos(), TimeUnit.NANOSECONDS);
+			java.util.concurrent.ScheduledFuture<?> timeout = DEADLINES.schedule(
+					() -> answer.completeExceptionally(new TimeoutException()), this.deadline.toNanos(), TimeUnit.NANOSECONDS);
 			answer.whenComplete((decision, failure) -> timeout.cancel(false));
 		}
 		return answer.handle((decision, failure) -> {
 			if (failure == null) {
 				this.breaker.onSuccess();
 				return decision;
+			}
+			// Given up (the deadline passed): the late decision is cancelled before the caller gets the fallback, so
+			// one still queued in the backend is never sent.
+			CompletionStage<Decision> late = pending.get();
+			if (late != null) {
+				late.toCompletableFuture().cancel(false);
 			}
 			recordFailure(failure);
 			return fallback(requests, operation);

@@ -7,7 +7,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 
@@ -42,16 +41,21 @@ final class KeyLanes {
 
 	private final int maxWaiting;
 
+	private final int maxInFlight;
+
 	/**
 	 * Creates lanes.
 	 * @param sender sends one batch of calls on one key and answers one decision per call, in order
 	 * @param maxBatch at most this many calls per script call
 	 * @param maxWaiting at most this many calls waiting per key
+	 * @param maxInFlight at most this many script calls in flight per key
 	 */
-	KeyLanes(BiFunction<String, List<Call>, CompletionStage<List<Decision>>> sender, int maxBatch, int maxWaiting) {
+	KeyLanes(BiFunction<String, List<Call>, CompletionStage<List<Decision>>> sender, int maxBatch, int maxWaiting,
+			int maxInFlight) {
 		this.sender = sender;
 		this.maxBatch = maxBatch;
 		this.maxWaiting = maxWaiting;
+		this.maxInFlight = maxInFlight;
 	}
 
 	/**
@@ -76,82 +80,92 @@ final class KeyLanes {
 			return call.future;
 		}
 		lane.waiting.add(call);
-		if (lane.busy.compareAndSet(false, true)) {
-			drive(lane, take(lane));
-		}
+		pump(lane);
 		return call.future;
 	}
 
 	/**
-	 * Sends batches on a lane until it is idle. A batch answered synchronously (a blocking client) loops here
-	 * instead of recursing; one answered later continues from its completion.
+	 * Sends batches while the lane has calls waiting and a free slot. Whoever frees a slot pumps again, and the
+	 * waiting queue is looked at after every slot is given back, so no call is left behind: a caller that found all
+	 * slots taken was queued before a holder gives its slot back and looks.
 	 */
-	private void drive(Lane lane, List<Call> batch) {
-		while (batch != null) {
-			CompletableFuture<List<Decision>> reply;
-			try {
-				reply = this.sender.apply(lane.laneKey.key(), batch).toCompletableFuture();
-			}
-			catch (RuntimeException ex) {
-				reply = CompletableFuture.failedFuture(ex);
-			}
-			if (!reply.isDone()) {
-				List<Call> sent = batch;
-				reply.whenComplete((decisions, failure) -> {
-					// The next batch goes out before this one's callers run their continuations.
-					List<Call> next = take(lane);
-					if (next != null) {
-						drive(lane, next);
-					}
-					answer(lane, sent, decisions, failure);
-				});
+	private void pump(Lane lane) {
+		while (!lane.waiting.isEmpty()) {
+			int inFlight = lane.inFlight.get();
+			if (inFlight >= this.maxInFlight) {
 				return;
 			}
-			List<Decision> decisions = null;
-			Throwable failure = null;
-			try {
-				decisions = reply.join();
+			if (!lane.inFlight.compareAndSet(inFlight, inFlight + 1)) {
+				continue;
 			}
-			catch (CompletionException ex) {
-				failure = (ex.getCause() != null) ? ex.getCause() : ex;
+			List<Call> batch = poll(lane);
+			if (batch == null) {
+				lane.inFlight.decrementAndGet();
+				continue;
 			}
-			catch (RuntimeException ex) {
-				failure = ex;
-			}
-			List<Call> next = take(lane);
-			answer(lane, batch, decisions, failure);
-			batch = next;
+			send(lane, batch);
+		}
+		if (lane.inFlight.get() == 0) {
+			// Idle: leave the map. A caller that still holds this lane is served by it all the same.
+			this.lanes.remove(lane.laneKey, lane);
 		}
 	}
 
-	/**
-	 * The next batch of a busy lane, or {@code null} after making it idle. A call that joins while the lane goes
-	 * idle finds it idle and turns it busy itself, or is taken here by the re-check.
-	 */
-	private List<Call> take(Lane lane) {
-		while (true) {
-			List<Call> batch = null;
-			Call call;
-			while ((batch == null || batch.size() < this.maxBatch) && (call = lane.waiting.poll()) != null) {
-				lane.size.decrementAndGet();
-				if (!call.future.isDone()) {
-					if (batch == null) {
-						batch = new ArrayList<>();
-					}
-					batch.add(call);
+	/** Up to {@code maxBatch} waiting calls that nobody gave up on, or {@code null}. */
+	private List<Call> poll(Lane lane) {
+		List<Call> batch = null;
+		Call call;
+		while ((batch == null || batch.size() < this.maxBatch) && (call = lane.waiting.poll()) != null) {
+			lane.size.decrementAndGet();
+			if (!call.future.isDone()) {
+				if (batch == null) {
+					batch = new ArrayList<>();
 				}
-			}
-			if (batch != null) {
-				return batch;
-			}
-			lane.busy.set(false);
-			if (lane.waiting.isEmpty() || !lane.busy.compareAndSet(false, true)) {
-				if (lane.waiting.isEmpty()) {
-					this.lanes.remove(lane.laneKey, lane);
-				}
-				return null;
+				batch.add(call);
 			}
 		}
+		return batch;
+	}
+
+	/**
+	 * Sends one batch, holding one of the lane's slots until its answer. The next batches go out before this one's
+	 * callers run their continuations.
+	 */
+	private void send(Lane lane, List<Call> batch) {
+		CompletableFuture<List<Decision>> reply;
+		try {
+			reply = this.sender.apply(lane.laneKey.key(), batch).toCompletableFuture();
+		}
+		catch (RuntimeException ex) {
+			reply = CompletableFuture.failedFuture(ex);
+		}
+		if (reply.isDone()) {
+			// Answered at once (a failure, or a blocking client): the pump that sent it goes on.
+			lane.inFlight.decrementAndGet();
+			answer(lane, batch, reply);
+			return;
+		}
+		CompletableFuture<List<Decision>> answered = reply;
+		reply.whenComplete((decisions, failure) -> {
+			lane.inFlight.decrementAndGet();
+			pump(lane);
+			answer(lane, batch, answered);
+		});
+	}
+
+	private static void answer(Lane lane, List<Call> sent, CompletableFuture<List<Decision>> reply) {
+		List<Decision> decisions = null;
+		Throwable failure = null;
+		try {
+			decisions = reply.join();
+		}
+		catch (CompletionException ex) {
+			failure = (ex.getCause() != null) ? ex.getCause() : ex;
+		}
+		catch (RuntimeException ex) {
+			failure = ex;
+		}
+		answer(lane, sent, decisions, failure);
 	}
 
 	/** Answers the calls of a batch that came back. */
@@ -191,8 +205,8 @@ final class KeyLanes {
 		/** Calls queued or being taken: bounds the queue. */
 		final AtomicInteger size = new AtomicInteger();
 
-		/** A batch of this lane is in flight (or being taken). */
-		final AtomicBoolean busy = new AtomicBoolean();
+		/** Batches of this lane in flight (or being taken). */
+		final AtomicInteger inFlight = new AtomicInteger();
 
 		Lane(LaneKey laneKey) {
 			this.laneKey = laneKey;

@@ -72,7 +72,8 @@ public class RedisScriptBackend implements RateLimiterBackend {
 		this.denials = (denialCacheSize > 0) ? new DenialCache(denialCacheSize) : null;
 		// A blocking client (Jedis) waits on its own connection per caller: nothing to coalesce, and a caller's thread
 		// must not end up sending other callers' batches.
-		this.lanes = (coalesce && !executor.blocksCaller()) ? new KeyLanes(this::sendBatch, MAX_BATCH, MAX_WAITING) : null;
+		this.lanes = (coalesce && !executor.blocksCaller()) ? new KeyLanes(this::sendBatch, MAX_BATCH, MAX_WAITING,
+				MAX_IN_FLIGHT) : null;
 		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}
 
@@ -81,6 +82,12 @@ public class RedisScriptBackend implements RateLimiterBackend {
 
 	/** At most this many decisions go in one coalesced script call. */
 	static final int MAX_BATCH = 256;
+
+	/**
+	 * Script calls in flight per key. One gives the largest batches and the fewest Redis commands; two or four
+	 * (pipelining small batches) measured no better on the benchmark machine (docs/benchmarks.md).
+	 */
+	static final int MAX_IN_FLIGHT = 1;
 
 	/** At most this many decisions wait for one key. */
 	static final int MAX_WAITING = 4096;
