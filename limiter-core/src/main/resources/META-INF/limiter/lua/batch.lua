@@ -9,13 +9,7 @@
 -- ARGV[8...]: two per decision: the operation and cost ('a3': acquire 3, 'c1': check 1), and the sliding-log token.
 -- Returns {now, then five per decision: allowed (0/1), remaining, retry after, reset after, delay}.
 
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-else
-  now = tonumber(ARGV[1])
-end
+local now = script_now()
 
 local key = KEYS[1]
 local code = ARGV[2]

@@ -10,6 +10,15 @@ end
 -- True only in tests that pass the time in ARGV[1]; production always reads the Redis TIME.
 local virtual_time = ARGV[1] ~= ''
 
+-- The time of this call in microseconds: the Redis TIME, or the test's time.
+local function script_now()
+  if virtual_time then
+    return tonumber(ARGV[1])
+  end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
 -- A time-to-live in milliseconds for a duration in microseconds, rounded up, at least 1. Under a virtual time the
 -- real clock that expires keys is unrelated to the script's time, so keys then live at least a minute.
 local function ttl_millis(micros)

@@ -9,13 +9,7 @@
 -- ARGV[4...]: seven per limit: algorithm code, cost, then five algorithm parameters.
 -- Returns {now, all allowed (0/1), then five per limit: allowed (0/1), remaining, retry after, reset after, delay}.
 
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-else
-  now = tonumber(ARGV[1])
-end
+local now = script_now()
 local op = ARGV[2]
 local token = ARGV[3]
 
