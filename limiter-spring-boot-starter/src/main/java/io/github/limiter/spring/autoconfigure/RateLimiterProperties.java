@@ -521,8 +521,8 @@ public class RateLimiterProperties {
 		private boolean coalesce = true;
 
 		/**
-		 * Most keys whose last rejection is remembered until its retry time, so that calls Redis would reject
-		 * anyway are answered without it; 0 switches the cache off.
+		 * Most keys whose last rejection is remembered (for up to a second, never past its retry time), so that
+		 * calls Redis would reject anyway are answered without it; 0 switches the cache off.
 		 */
 		private int denialCacheSize = io.github.limiter.backend.redis.RedisScriptBackend.DEFAULT_DENIAL_CACHE_SIZE;
 
