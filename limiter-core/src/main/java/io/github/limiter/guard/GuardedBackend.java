@@ -122,7 +122,7 @@ public final class GuardedBackend implements RateLimiterBackend {
 		}
 		CompletableFuture<Decision> answer = new CompletableFuture<>();
 		// The delegate's decision, cancelled when the deadline passes first: one still queued is then never sent.
-		java.util.concurrent.atomic.AtomicReference<CompletionStage<Decision>> pending = new java.util.concurrent.atomic.AtomicReference<>();
+		AtomicReference<CompletionStage<Decision>> pending = new AtomicReference<>();
 		try {
 			if (this.callExecutor == null) {
 				relay(pending, this.delegate.decideAsync(requests, operation), answer);
@@ -163,7 +163,7 @@ public final class GuardedBackend implements RateLimiterBackend {
 		});
 	}
 
-	private static <T> void relay(java.util.concurrent.atomic.AtomicReference<CompletionStage<T>> pending,
+	private static <T> void relay(AtomicReference<CompletionStage<T>> pending,
 			CompletionStage<T> stage, CompletableFuture<T> target) {
 		pending.set(stage);
 		if (target.isDone()) {

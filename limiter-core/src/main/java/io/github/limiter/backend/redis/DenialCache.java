@@ -129,14 +129,6 @@ final class DenialCache {
 		this.denials.remove(key);
 	}
 
-	/**
-	 * Number of remembered keys, expired ones included until they are swept.
-	 * @return the size
-	 */
-	int size() {
-		return this.denials.size();
-	}
-
 	private boolean makeRoom(long nowMicros) {
 		long next = this.nextSweepMicros.get();
 		if (nowMicros < next || !this.nextSweepMicros.compareAndSet(next, nowMicros + SWEEP_INTERVAL_MICROS)) {

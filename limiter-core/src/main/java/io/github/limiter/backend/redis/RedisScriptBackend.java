@@ -5,9 +5,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 import io.github.limiter.Decision;
 import io.github.limiter.Limit;
@@ -35,6 +37,21 @@ import io.github.limiter.spi.RateLimiterBackend;
  * be switched off on the {@link Builder}.
  */
 public class RedisScriptBackend implements RateLimiterBackend {
+
+	/** Keys the denial cache remembers by default. */
+	public static final int DEFAULT_DENIAL_CACHE_SIZE = 100_000;
+
+	/** At most this many decisions go in one coalesced script call. */
+	static final int MAX_BATCH = 256;
+
+	/**
+	 * Script calls in flight per key. One gives the largest batches and the fewest Redis commands; two or four
+	 * (pipelining small batches) measured no better on the benchmark machine (docs/benchmarks.md).
+	 */
+	static final int MAX_IN_FLIGHT = 1;
+
+	/** At most this many decisions wait for one key. */
+	static final int MAX_WAITING = 4096;
 
 	private final RedisScriptExecutor executor;
 
@@ -76,21 +93,6 @@ public class RedisScriptBackend implements RateLimiterBackend {
 				MAX_IN_FLIGHT) : null;
 		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}
-
-	/** Keys the denial cache remembers by default. */
-	public static final int DEFAULT_DENIAL_CACHE_SIZE = 100_000;
-
-	/** At most this many decisions go in one coalesced script call. */
-	static final int MAX_BATCH = 256;
-
-	/**
-	 * Script calls in flight per key. One gives the largest batches and the fewest Redis commands; two or four
-	 * (pipelining small batches) measured no better on the benchmark machine (docs/benchmarks.md).
-	 */
-	static final int MAX_IN_FLIGHT = 1;
-
-	/** At most this many decisions wait for one key. */
-	static final int MAX_WAITING = 4096;
 
 	/**
 	 * Starts a builder.
@@ -153,7 +155,7 @@ public class RedisScriptBackend implements RateLimiterBackend {
 		});
 		// A caller that gives up (a deadline) cancels its decision: one still waiting in its lane is then never sent.
 		answered.whenComplete((answer, failure) -> {
-			if (failure instanceof java.util.concurrent.CancellationException) {
+			if (failure instanceof CancellationException) {
 				decision.cancel(false);
 			}
 		});
@@ -164,7 +166,7 @@ public class RedisScriptBackend implements RateLimiterBackend {
 	 * Keeps the denial cache right around a call that gives permits back (a reset or a refund): the keys are forgotten
 	 * before it is sent, and again once it is done, so that no rejection decided before it stays behind.
 	 */
-	private CompletionStage<Void> improving(List<String> keys, java.util.function.Supplier<CompletionStage<Void>> call) {
+	private CompletionStage<Void> improving(List<String> keys, Supplier<CompletionStage<Void>> call) {
 		if (this.denials == null) {
 			return call.get();
 		}

@@ -99,9 +99,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		Admission admission;
 		if (call.checked.isEmpty() && call.shadow.isEmpty() && call.maxWait.isZero() && !call.enforced.isEmpty()) {
 			// The common case, one plain acquire: decided directly, without composing stages.
-			Decision acquire = this.rateLimiter.get().decide(call.enforced, Operation.ACQUIRE);
-			admission = acquire.allowed() ? new Admission(acquire, null, call.enforced, acquire.delayMicros() * 1000)
-					: new Admission(null, acquire, call.enforced, 0);
+			admission = Admission.acquired(this.rateLimiter.get().decide(call.enforced, Operation.ACQUIRE), call.enforced);
 		}
 		else {
 			try {
@@ -214,9 +212,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			}
 			return acquired.thenCompose(acquire -> {
 				if (acquire != null && !acquire.allowed()) {
-					return CompletableFuture.completedFuture(new Admission(null, acquire, call.enforced, 0));
+					return CompletableFuture.completedFuture(Admission.acquired(acquire, call.enforced));
 				}
-				Admission admission = (acquire != null) ? new Admission(acquire, null, call.enforced, acquire.delayMicros() * 1000)
+				Admission admission = (acquire != null) ? Admission.acquired(acquire, call.enforced)
 						: (check != null) ? new Admission(check, null, call.checked, 0) : new Admission(null, null, List.of(), 0);
 				if (call.shadow.isEmpty()) {
 					return CompletableFuture.completedFuture(admission);
@@ -424,11 +422,16 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 */
 	record Admission(Decision decision, Decision rejecting, List<LimitRequest> requests, long delayNanos) {
 
+		/** The admission an acquire decided: admitted (with its queueing delay) or rejected. */
+		static Admission acquired(Decision acquire, List<LimitRequest> requests) {
+			return acquire.allowed() ? new Admission(acquire, null, requests, acquire.delayMicros() * 1000)
+					: new Admission(null, acquire, requests, 0);
+		}
+
 		RateLimitExceededException rejection() {
 			return (this.rejecting != null) ? new RateLimitExceededException(this.rejecting, this.requests) : null;
 		}
 
 	}
-
 
 }
