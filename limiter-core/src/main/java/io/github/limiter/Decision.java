@@ -289,8 +289,15 @@ public final class Decision {
 		/** The backend could not answer in time; the failure policy rejected the call. */
 		FAIL_CLOSED,
 
-		/** The backend could not answer in time; a local per-instance limit decided. */
-		LOCAL_FALLBACK
+		/** The backend is down (its circuit is open); a local per-instance share of the limit decided. */
+		LOCAL_FALLBACK,
+
+		/**
+		 * The backend did not answer this call in time but is not known to be down (its circuit is closed), and the
+		 * policy is {@code LOCAL}: the call is rejected, since a local share admitting it while the backend is only
+		 * slow would exceed the shared limit.
+		 */
+		UNDECIDED
 
 	}
 

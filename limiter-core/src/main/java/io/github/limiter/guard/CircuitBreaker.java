@@ -1,100 +1,85 @@
 package io.github.limiter.guard;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
- * Stops calling a backend that keeps failing, so that callers do not pay the deadline on every call during an
- * outage.
+ * Whether decisions go to the backend, moved only by probes: a decision that fails or misses its deadline is a
+ * suspicion, never a verdict.
  *
- * <p>Closed: calls go through; {@code failureThreshold} consecutive failures open it. Open: no call goes through for
- * {@code openDuration}. Then one probe call goes through (half-open): success closes the breaker, failure opens it
- * for another {@code openDuration}. Only one probe is in flight at a time, so a recovering backend is not flooded and
- * the breaker does not flap.
+ * <p>Closed: decisions go to the backend; a suspicion starts a probe (one at a time). A probe that gets no answer
+ * opens the breaker. Open: no decision goes to the backend; every {@code openDuration} one probe is allowed, and its
+ * success is the only thing that closes the breaker. A late answer of a decision sent before the breaker opened
+ * changes nothing, so a half-slow backend cannot make the breaker flap.
  */
 public final class CircuitBreaker {
-
-	private final int failureThreshold;
 
 	private final long openNanos;
 
 	private final LongSupplier nanoClock;
 
-	private final AtomicReference<Status> status = new AtomicReference<>(new Status(State.CLOSED, 0, 0));
+	private final AtomicReference<Status> status;
+
+	private final AtomicBoolean probing = new AtomicBoolean();
 
 	/**
-	 * Creates a breaker.
-	 * @param failureThreshold consecutive failures that open it
-	 * @param openDuration how long it stays open before a probe
+	 * Creates a closed breaker.
+	 * @param openDuration how long it stays open before the next probe
 	 * @param nanoClock a monotonic clock ({@code System::nanoTime})
 	 */
-	public CircuitBreaker(int failureThreshold, Duration openDuration, LongSupplier nanoClock) {
-		if (failureThreshold < 1) {
-			throw new IllegalArgumentException("failure threshold must be at least 1 but was " + failureThreshold);
-		}
-		if (openDuration.isNegative() || openDuration.isZero()) {
+	public CircuitBreaker(Duration openDuration, LongSupplier nanoClock) {
+		if (openDuration == null || openDuration.isNegative() || openDuration.isZero()) {
 			throw new IllegalArgumentException("open duration must be positive but was " + openDuration);
 		}
-		this.failureThreshold = failureThreshold;
 		this.openNanos = openDuration.toNanos();
 		this.nanoClock = nanoClock;
+		this.status = new AtomicReference<>(new Status(false, nanoClock.getAsLong()));
 	}
 
 	/**
-	 * Whether a call may go to the backend now. When the open period is over, exactly one caller gets {@code true}
-	 * (the probe).
-	 * @return {@code true} to call the backend
+	 * Whether decisions go to the backend.
+	 * @return {@code true} unless open
 	 */
-	public boolean tryAcquirePermission() {
-		while (true) {
-			Status current = this.status.get();
-			switch (current.state) {
-				case CLOSED:
-					return true;
-				case HALF_OPEN:
-					return false;
-				default:
-					if (this.nanoClock.getAsLong() - current.openedAt < this.openNanos) {
-						return false;
-					}
-					if (this.status.compareAndSet(current, new Status(State.HALF_OPEN, current.failures, current.openedAt))) {
-						return true;
-					}
-			}
-		}
+	public boolean isClosed() {
+		return !this.status.get().open;
 	}
 
 	/**
-	 * The backend answered.
+	 * Claims the one probe slot: while closed whenever no probe is in flight, while open only once the open period
+	 * since the last failed probe is over. The caller must end the probe with {@link #probeSucceeded} or
+	 * {@link #probeFailed}.
+	 * @return {@code true} when the caller is to send the probe
 	 */
-	public void onSuccess() {
+	public boolean tryStartProbe() {
 		Status current = this.status.get();
-		if (current.state != State.CLOSED || current.failures != 0) {
-			this.status.set(new Status(State.CLOSED, 0, 0));
+		if (current.open && this.nanoClock.getAsLong() - current.since < this.openNanos) {
+			return false;
 		}
+		return this.probing.compareAndSet(false, true);
 	}
 
 	/**
-	 * The backend failed or did not answer in time.
+	 * The probe answered: the breaker is closed.
+	 * @return {@code true} when this closed an open breaker
 	 */
-	public void onFailure() {
-		while (true) {
-			Status current = this.status.get();
-			Status next;
-			if (current.state == State.CLOSED && current.failures + 1 < this.failureThreshold) {
-				next = new Status(State.CLOSED, current.failures + 1, 0);
-			}
-			else if (current.state == State.OPEN) {
-				return;
-			}
-			else {
-				next = new Status(State.OPEN, current.failures + 1, this.nanoClock.getAsLong());
-			}
-			if (this.status.compareAndSet(current, next)) {
-				return;
-			}
-		}
+	public boolean probeSucceeded() {
+		Status current = this.status.get();
+		boolean closes = current.open && this.status.compareAndSet(current, new Status(false, this.nanoClock.getAsLong()));
+		this.probing.set(false);
+		return closes;
+	}
+
+	/**
+	 * The probe got no answer: the breaker is open for another {@code openDuration}.
+	 * @return {@code true} when this opened a closed breaker
+	 */
+	public boolean probeFailed() {
+		Status current = this.status.get();
+		this.status.set(new Status(true, this.nanoClock.getAsLong()));
+		this.probing.set(false);
+		return !current.open;
 	}
 
 	/**
@@ -102,19 +87,30 @@ public final class CircuitBreaker {
 	 * @return the state
 	 */
 	public State state() {
-		return this.status.get().state;
+		if (!this.status.get().open) {
+			return State.CLOSED;
+		}
+		return this.probing.get() ? State.HALF_OPEN : State.OPEN;
 	}
 
 	/**
-	 * Time until an open breaker lets a probe through.
+	 * Time until an open breaker lets the next probe through.
 	 * @return zero unless open
 	 */
 	public Duration remainingOpen() {
 		Status current = this.status.get();
-		if (current.state != State.OPEN) {
+		if (!current.open) {
 			return Duration.ZERO;
 		}
-		return Duration.ofNanos(Math.max(0, this.openNanos - (this.nanoClock.getAsLong() - current.openedAt)));
+		return Duration.ofNanos(Math.max(0, this.openNanos - (this.nanoClock.getAsLong() - current.since)));
+	}
+
+	/**
+	 * How long the breaker has been in its current state (open: since the last failed probe).
+	 * @return the duration
+	 */
+	public Duration inStateFor() {
+		return Duration.ofNanos(this.nanoClock.getAsLong() - this.status.get().since);
 	}
 
 	/**
@@ -122,18 +118,18 @@ public final class CircuitBreaker {
 	 */
 	public enum State {
 
-		/** Calls go to the backend. */
+		/** Decisions go to the backend. */
 		CLOSED,
 
-		/** Calls do not go to the backend. */
+		/** Decisions do not go to the backend. */
 		OPEN,
 
-		/** One probe call is on its way to the backend. */
+		/** Open, and one probe is on its way to the backend. */
 		HALF_OPEN
 
 	}
 
-	private record Status(State state, int failures, long openedAt) {
+	private record Status(boolean open, long since) {
 
 	}
 

@@ -1,5 +1,6 @@
 package io.github.limiter.guard;
 
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -11,11 +12,17 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.github.limiter.Decision;
 import io.github.limiter.Limit;
@@ -23,71 +30,131 @@ import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.TimeSource;
 import io.github.limiter.algorithm.AbstractLimit;
+import io.github.limiter.algorithm.FixedWindow;
 import io.github.limiter.backend.local.LocalBackend;
 import io.github.limiter.spi.BackendException;
+import io.github.limiter.spi.InstanceIdentity;
+import io.github.limiter.spi.InstanceRegistry;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
- * A backend that always answers within a deadline: when the backend it guards fails, or has not answered when the
- * deadline expires, the {@link FailurePolicy} decides instead, and a {@link CircuitBreaker} stops calling a backend
- * that keeps failing until a probe succeeds.
+ * A backend that always answers within a deadline, and that tells a slow backend (or a busy JVM) from a dead one
+ * before it stops using it.
  *
- * <p>The deadline holds whatever the client's own timeouts and retries are: the caller stops waiting, the late answer
- * is dropped. A client that blocks the calling thread ({@link RateLimiterBackend#blocksCaller()}, Jedis) is called
- * on another thread (the given executor, or a shared pool of daemon threads), so that the caller can stop waiting. Decisions made without the backend carry their {@link Decision#origin() origin} and are
- * counted in {@link #stats()}.
+ * <p><b>Deadline.</b> A decision waits for the backend at most the {@link AdaptiveDeadline}: three times the slowest
+ * answer of the last ten seconds, between {@link Builder#deadline} and {@link Builder#maxDeadline}. A JVM that gets
+ * busy makes every answer later and the deadline follows, so busyness alone does not turn decisions into fallbacks.
+ * On expiry the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it
+ * if it has not been sent yet.
+ *
+ * <p><b>Detection.</b> A decision that fails with a {@link BackendException} or misses its deadline is a suspicion:
+ * it starts a probe (one at a time) and is answered by the failure policy. Only a probe that gets no answer within
+ * {@code maxDeadline} opens the {@link CircuitBreaker}; only a probe that answers closes it. Any other exception is a
+ * bug and is thrown, never hidden by the policy. Probes also run as a heartbeat ({@link Builder#heartbeat}), so an
+ * outage is seen without traffic and the health reflects the last contact.
+ *
+ * <p><b>Policy.</b> While the circuit is open, {@link FailurePolicy#LOCAL} decides on a local share of each limit:
+ * the limit divided by the number of instances, which the heartbeat counts when the backend is an
+ * {@link InstanceRegistry} (or {@link Builder#expectedInstances} when set). While the circuit is closed a missed
+ * deadline is not an outage: the backend may still decide the call, so {@code LOCAL} rejects it
+ * ({@link Decision.Origin#UNDECIDED}) instead of admitting it a second time locally. {@link FailurePolicy#OPEN}
+ * admits and {@link FailurePolicy#CLOSED} rejects in both cases.
+ *
+ * <p>A client that blocks the calling thread ({@link RateLimiterBackend#blocksCaller()}, Jedis) is called on another
+ * thread, so that the caller can stop waiting. Transitions are logged once each; {@link #stats()} reports the rest.
  */
-public final class GuardedBackend implements RateLimiterBackend {
+public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
-	/**
-	 * Fires the deadlines. A thread of its own, so that the JDK's shared delay scheduler is never held up, and only
-	 * fallback decisions (local and fast) run on it: callers continue on their own threads.
-	 */
-	private static final java.util.concurrent.ScheduledExecutorService DEADLINES = java.util.concurrent.Executors
-		.newSingleThreadScheduledExecutor(runnable -> {
-			Thread thread = new Thread(runnable, "limiter-deadline");
-			thread.setDaemon(true);
-			return thread;
-		});
+	private static final System.Logger logger = System.getLogger(GuardedBackend.class.getName());
+
+	/** Heartbeats of every guard: one daemon thread, which only sends probes and never waits for an answer. */
+	private static final ScheduledThreadPoolExecutor HEARTBEATS = heartbeats();
 
 	/** Where calls to a blocking client run when no executor was given, so that the deadline holds. */
-	private static final Executor BLOCKING_CALLS = java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
+	private static final Executor BLOCKING_CALLS = Executors.newCachedThreadPool(runnable -> {
 		Thread thread = new Thread(runnable, "limiter-blocking-call");
 		thread.setDaemon(true);
 		return thread;
 	});
 
+	/** What a probe checks on a backend that keeps no instance registry: reads one key, writes nothing. */
+	private static final List<LimitRequest> PROBE = List
+		.of(LimitRequest.of(FixedWindow.of("limiter-probe", 1, Duration.ofSeconds(1)), "probe"));
+
+	/** Most limits whose local share is remembered; beyond, the shares are computed afresh. */
+	private static final int MAX_SHARES = 10_000;
+
+	/** At most one log line per this interval about failures that a probe found were no outage. */
+	private static final long SUSPICION_LOG_NANOS = TimeUnit.SECONDS.toNanos(10);
+
 	private final RateLimiterBackend delegate;
 
-	private final Duration deadline;
+	private final InstanceRegistry registry;
+
+	private final String instance = InstanceIdentity.nextToken();
+
+	private final AdaptiveDeadline deadline;
 
 	private final CircuitBreaker breaker;
 
 	private final Function<List<LimitRequest>, FailurePolicy> policies;
 
-	private final int instances;
+	private final int expectedInstances;
+
+	private final Duration heartbeat;
+
+	private final Duration openDuration;
 
 	private final Executor callExecutor;
 
 	private final LocalBackend local;
 
-	private final Map<Limit, Limit> localLimits = new ConcurrentHashMap<>();
+	private final Map<Limit, Share> shares = new ConcurrentHashMap<>();
+
+	/** Instances counted by the last heartbeat that answered; 0 while unknown. */
+	private final AtomicInteger liveInstances = new AtomicInteger();
 
 	private final AtomicLong failures = new AtomicLong();
 
 	private final AtomicLong degraded = new AtomicLong();
 
+	/** Failed decisions since the last log line about them. */
+	private final AtomicLong unlogged = new AtomicLong();
+
+	private final AtomicLong lastSuspicionLog = new AtomicLong(System.nanoTime() - SUSPICION_LOG_NANOS);
+
+	private final AtomicLong degradedWhenOpened = new AtomicLong();
+
 	private final AtomicReference<Failure> lastFailure = new AtomicReference<>();
+
+	private final AtomicReference<Probe> lastProbe = new AtomicReference<>();
+
+	private volatile ScheduledFuture<?> heartbeats;
+
+	private volatile boolean closed;
 
 	private GuardedBackend(Builder builder) {
 		this.delegate = builder.delegate;
-		this.deadline = builder.deadline;
-		this.breaker = new CircuitBreaker(builder.failureThreshold, builder.openDuration, System::nanoTime);
+		this.registry = (builder.delegate instanceof InstanceRegistry known) ? known : null;
+		this.deadline = new AdaptiveDeadline(builder.deadline, builder.maxDeadline);
+		this.breaker = new CircuitBreaker(builder.openDuration, System::nanoTime);
 		this.policies = builder.policies;
-		this.instances = builder.instances;
+		this.expectedInstances = builder.expectedInstances;
+		this.heartbeat = builder.heartbeat;
+		this.openDuration = builder.openDuration;
 		this.callExecutor = (builder.callExecutor == null && this.delegate.blocksCaller()) ? BLOCKING_CALLS
 				: builder.callExecutor;
 		this.local = LocalBackend.create(TimeSource.SYSTEM, builder.localMaxKeys);
+	}
+
+	private static ScheduledThreadPoolExecutor heartbeats() {
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
+			Thread thread = new Thread(runnable, "limiter-heartbeat");
+			thread.setDaemon(true);
+			return thread;
+		});
+		executor.setRemoveOnCancelPolicy(true);
+		return executor;
 	}
 
 	/**
@@ -117,107 +184,231 @@ public final class GuardedBackend implements RateLimiterBackend {
 
 	@Override
 	public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-		if (!this.breaker.tryAcquirePermission()) {
+		if (!this.breaker.isClosed()) {
+			probe("a decision while the circuit is open");
 			return CompletableFuture.completedFuture(fallback(requests, operation));
 		}
-		CompletableFuture<Decision> answer = new CompletableFuture<>();
-		// The delegate's decision, cancelled when the deadline passes first: one still queued is then never sent.
-		AtomicReference<CompletionStage<Decision>> pending = new AtomicReference<>();
-		try {
-			if (this.callExecutor == null) {
-				relay(pending, this.delegate.decideAsync(requests, operation), answer);
-			}
-			else {
-				this.callExecutor.execute(() -> {
-					try {
-						relay(pending, this.delegate.decideAsync(requests, operation), answer);
-					}
-					catch (Throwable ex) {
-						answer.completeExceptionally(ex);
-					}
-				});
-			}
+		long start = System.nanoTime();
+		long limit = this.deadline.nanos(start);
+		CompletableFuture<Decision> call = call(() -> this.delegate.decideAsync(requests, operation));
+		if (!call.isDone()) {
+			call.orTimeout(limit, TimeUnit.NANOSECONDS);
 		}
-		catch (Throwable ex) {
-			// Errors too: a probe that throws must still reach onFailure, or the breaker would stay half-open.
-			answer.completeExceptionally(ex);
-		}
-		if (!answer.isDone()) {
-			java.util.concurrent.ScheduledFuture<?> timeout = DEADLINES.schedule(
-					() -> answer.completeExceptionally(new TimeoutException()), this.deadline.toNanos(), TimeUnit.NANOSECONDS);
-			answer.whenComplete((decision, failure) -> timeout.cancel(false));
-		}
-		return answer.handle((decision, failure) -> {
+		return call.handle((decision, failure) -> {
 			if (failure == null) {
-				this.breaker.onSuccess();
+				long end = System.nanoTime();
+				this.deadline.record(end - start, end);
 				return decision;
 			}
-			// Given up (the deadline passed): the late decision is cancelled before the caller gets the fallback, so
-			// one still queued in the backend is never sent.
-			CompletionStage<Decision> late = pending.get();
-			if (late != null) {
-				late.toCompletableFuture().cancel(false);
-			}
-			recordFailure(failure);
+			suspect(failure, limit);
 			return fallback(requests, operation);
 		});
 	}
 
-	private static <T> void relay(AtomicReference<CompletionStage<T>> pending,
-			CompletionStage<T> stage, CompletableFuture<T> target) {
-		pending.set(stage);
-		if (target.isDone()) {
-			stage.toCompletableFuture().cancel(false);
+	/** Calls the backend; a blocking client on another thread, so that the caller can stop waiting. */
+	private <T> CompletableFuture<T> call(Supplier<CompletionStage<T>> call) {
+		if (this.callExecutor == null) {
+			try {
+				return call.get().toCompletableFuture();
+			}
+			catch (BackendException ex) {
+				return CompletableFuture.failedFuture(ex);
+			}
 		}
-		stage.whenComplete((value, failure) -> {
-			if (failure != null) {
-				target.completeExceptionally(failure);
+		CompletableFuture<T> answer = new CompletableFuture<>();
+		try {
+			this.callExecutor.execute(() -> {
+				try {
+					call.get().whenComplete((value, failure) -> {
+						if (failure != null) {
+							answer.completeExceptionally(failure);
+						}
+						else {
+							answer.complete(value);
+						}
+					});
+				}
+				catch (Throwable ex) {
+					answer.completeExceptionally(ex);
+				}
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			answer.completeExceptionally(new BackendException("no thread to call the blocking Redis client", ex));
+		}
+		return answer;
+	}
+
+	/**
+	 * A decision failed: a backend failure or a missed deadline starts a probe and leaves the answer to the policy;
+	 * anything else is a bug and is thrown.
+	 */
+	private void suspect(Throwable failure, long deadlineNanos) {
+		Throwable cause = unwrap(failure);
+		String reason;
+		if (cause instanceof TimeoutException) {
+			reason = "no answer within " + TimeUnit.NANOSECONDS.toMillis(deadlineNanos) + " ms";
+		}
+		else if (cause instanceof BackendException) {
+			reason = describe(cause);
+		}
+		else if (cause instanceof RuntimeException bug) {
+			throw bug;
+		}
+		else if (cause instanceof Error error) {
+			throw error;
+		}
+		else {
+			throw new CompletionException(cause);
+		}
+		this.failures.incrementAndGet();
+		this.unlogged.incrementAndGet();
+		this.lastFailure.set(new Failure(Instant.now(), reason));
+		probe("a decision got " + reason);
+	}
+
+	/**
+	 * Sends the probe if it is due (none in flight; when open, the open period is over). It announces this instance
+	 * when the backend keeps an instance registry, and checks a key otherwise.
+	 */
+	private void probe(String trigger) {
+		if (this.closed || !this.breaker.tryStartProbe()) {
+			return;
+		}
+		long start = System.nanoTime();
+		CompletableFuture<Integer> answer;
+		try {
+			answer = call(() -> (this.registry != null)
+					? this.registry.announce(this.instance, instanceTtl())
+					: this.delegate.decideAsync(PROBE, Operation.CHECK).thenApply(decision -> 0));
+		}
+		catch (RuntimeException ex) {
+			answer = CompletableFuture.failedFuture(ex);
+		}
+		answer.orTimeout(this.deadline.ceiling().toNanos(), TimeUnit.NANOSECONDS).whenComplete((count, failure) -> {
+			long end = System.nanoTime();
+			if (failure == null) {
+				probeAnswered(count, end - start, end, trigger);
 			}
 			else {
-				target.complete(value);
+				probeFailed(unwrap(failure), trigger);
 			}
 		});
 	}
 
-	private void recordFailure(Throwable failure) {
-		Throwable cause = (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause()
-				: failure;
-		this.breaker.onFailure();
-		this.failures.incrementAndGet();
-		String message = (cause instanceof TimeoutException)
-				? "no answer within " + this.deadline.toMillis() + " ms" : cause.getClass().getSimpleName() + ": " + cause.getMessage();
-		this.lastFailure.set(new Failure(Instant.now(), message));
+	private void probeAnswered(int count, long latency, long now, String trigger) {
+		this.deadline.record(latency, now);
+		this.lastProbe.set(new Probe(Instant.now(), Duration.ofNanos(latency), null));
+		if (count > 0) {
+			int previous = this.liveInstances.getAndSet(count);
+			if (previous != count) {
+				logger.log(Level.INFO, "Rate limiter: " + count + ((count == 1) ? " instance shares" : " instances share")
+						+ " the limits" + ((previous > 0) ? " (was " + previous + ")" : "")
+						+ ((this.expectedInstances > 0) ? "; limiter.failure.expected-instances=" + this.expectedInstances
+								+ " sizes the local shares instead" : "; during an outage each decides on 1/" + count
+										+ " of every limit"));
+			}
+		}
+		if (this.breaker.probeSucceeded()) {
+			Duration open = this.breaker.inStateFor();
+			logger.log(Level.INFO, "Rate limiter backend answered a probe in " + millis(latency)
+					+ " ms: circuit closed, decisions go to it again (" + (this.degraded.get() - this.degradedWhenOpened.get())
+					+ " decisions were made by the failure policy while it was open)");
+			this.unlogged.set(0);
+			return;
+		}
+		long failed = this.unlogged.get();
+		long last = this.lastSuspicionLog.get();
+		if (failed > 0 && now - last >= SUSPICION_LOG_NANOS && this.lastSuspicionLog.compareAndSet(last, now)) {
+			this.unlogged.addAndGet(-failed);
+			Failure lastFailure = this.lastFailure.get();
+			logger.log(Level.WARNING, "Rate limiter: " + failed + " decisions failed or missed their deadline ("
+					+ ((lastFailure != null) ? "last: " + lastFailure.message() : trigger)
+					+ ") and were answered by their failure policy, but the backend answered a probe in " + millis(latency)
+					+ " ms, so it is not down: a slow backend or a busy JVM. Deadline now "
+					+ millis(this.deadline.nanos(now)) + " ms (limiter.failure.deadline " + this.deadline.floor().toMillis()
+					+ " ms to max-deadline " + this.deadline.ceiling().toMillis() + " ms).");
+		}
+	}
+
+	private void probeFailed(Throwable cause, String trigger) {
+		String reason = (cause instanceof TimeoutException)
+				? "no answer within " + this.deadline.ceiling().toMillis() + " ms" : describe(cause);
+		this.lastFailure.set(new Failure(Instant.now(), "probe: " + reason));
+		this.lastProbe.set(new Probe(Instant.now(), null, reason));
+		if (this.breaker.probeFailed()) {
+			this.degradedWhenOpened.set(this.degraded.get());
+			int instances = instances();
+			logger.log(Level.WARNING, "Rate limiter backend failed a probe after " + trigger + " (" + reason
+					+ "): circuit open, decisions follow their failure policy (local: 1/" + instances + " of each limit, "
+					+ ((this.expectedInstances > 0) ? "limiter.failure.expected-instances"
+							: (this.liveInstances.get() > 0) ? "instances last counted"
+									: "no instance count reached the backend yet, so each instance takes the whole limit")
+					+ ") until a probe, every " + this.openDuration.toMillis() + " ms, gets an answer");
+		}
+		else {
+			logger.log(Level.DEBUG, "Rate limiter backend still down: " + reason);
+		}
+	}
+
+	private Duration instanceTtl() {
+		Duration interval = (this.heartbeat != null) ? this.heartbeat : Duration.ofSeconds(1);
+		return interval.multipliedBy(3);
+	}
+
+	/** The number of instances that share the limits, as far as this one knows: at least 1. */
+	private int instances() {
+		if (this.expectedInstances > 0) {
+			return this.expectedInstances;
+		}
+		return Math.max(1, this.liveInstances.get());
 	}
 
 	private Decision fallback(List<LimitRequest> requests, Operation operation) {
 		this.degraded.incrementAndGet();
 		FailurePolicy policy = this.policies.apply(requests);
+		long now = TimeSource.SYSTEM.nowMicros();
 		switch (policy) {
-			case LOCAL: {
+			case OPEN:
+				return combine(requests, request -> Decision.of(request.limit().name(), true, request.limit().capacity(),
+						request.limit().capacity() - request.cost(), 0, 0, 0, now, null), Decision.Origin.FAIL_OPEN);
+			case CLOSED: {
+				long retryAfter = Math.max(this.breaker.remainingOpen().toNanos(), this.deadline.floor().toNanos()) / 1000;
+				return reject(requests, retryAfter, now, Decision.Origin.FAIL_CLOSED);
+			}
+			default:
+				if (this.breaker.isClosed()) {
+					// Not an outage: the backend may yet decide this call, so a local admission could be a second one.
+					return reject(requests, this.deadline.floor().toNanos() / 1000, now, Decision.Origin.UNDECIDED);
+				}
 				List<LimitRequest> shares = new ArrayList<>(requests.size());
 				for (LimitRequest request : requests) {
-					Limit share = this.localLimits.computeIfAbsent(request.limit(), this::share);
+					Limit share = share(request.limit());
 					shares.add(new LimitRequest(share, request.key(), Math.min(request.cost(), share.capacity())));
 				}
 				return this.local.decide(shares, operation).withOrigin(Decision.Origin.LOCAL_FALLBACK);
-			}
-			case CLOSED: {
-				long retryAfter = Math.max(this.breaker.remainingOpen().toNanos() / 1000, this.deadline.toNanos() / 1000);
-				return combine(requests, request -> Decision.of(request.limit().name(), false, request.limit().capacity(), 0,
-						retryAfter, 0, 0, TimeSource.SYSTEM.nowMicros(), null), Decision.Origin.FAIL_CLOSED);
-			}
-			default:
-				return combine(requests, request -> Decision.of(request.limit().name(), true, request.limit().capacity(),
-						request.limit().capacity() - request.cost(), 0, 0, 0, TimeSource.SYSTEM.nowMicros(), null),
-						Decision.Origin.FAIL_OPEN);
 		}
 	}
 
+	private static Decision reject(List<LimitRequest> requests, long retryAfterMicros, long now, Decision.Origin origin) {
+		return combine(requests, request -> Decision.of(request.limit().name(), false, request.limit().capacity(), 0,
+				retryAfterMicros, 0, 0, now, null), origin);
+	}
+
 	private Limit share(Limit limit) {
-		if (limit instanceof AbstractLimit<?> known) {
-			return known.dividedBy(this.instances);
+		int instances = instances();
+		Share share = this.shares.get(limit);
+		if (share == null || share.instances != instances) {
+			if (!(limit instanceof AbstractLimit<?> known)) {
+				throw new IllegalArgumentException("cannot size a local fallback for " + limit);
+			}
+			if (this.shares.size() >= MAX_SHARES) {
+				this.shares.clear();
+			}
+			share = new Share(instances, known.dividedBy(instances));
+			this.shares.put(limit, share);
 		}
-		throw new IllegalArgumentException("cannot size a local fallback for " + limit);
+		return share.limit;
 	}
 
 	private static Decision combine(List<LimitRequest> requests, Function<LimitRequest, Decision> each,
@@ -229,34 +420,101 @@ public final class GuardedBackend implements RateLimiterBackend {
 		return Decision.combine(parts).withOrigin(origin);
 	}
 
+	private static Throwable unwrap(Throwable failure) {
+		Throwable cause = failure;
+		while (cause instanceof CompletionException && cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return cause;
+	}
+
+	private static String describe(Throwable failure) {
+		Throwable root = failure;
+		while (root.getCause() != null && root.getCause() != root) {
+			root = root.getCause();
+		}
+		String message = failure.getMessage();
+		return (root == failure || message == null) ? failure.getClass().getSimpleName() + ": " + message
+				: message + " (" + root.getClass().getSimpleName() + ")";
+	}
+
+	private static long millis(long nanos) {
+		return TimeUnit.NANOSECONDS.toMillis(nanos);
+	}
+
+	@Override
+	public boolean blocksCaller() {
+		return false;
+	}
+
 	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		this.local.resetAsync(limit, key);
-		return this.delegate.resetAsync(limit, key)
-			.toCompletableFuture()
-			.orTimeout(Math.max(this.deadline.toMillis(), 1000), TimeUnit.MILLISECONDS)
+		return call(() -> this.delegate.resetAsync(limit, key))
+			.orTimeout(Math.max(this.deadline.ceiling().toMillis(), 1000), TimeUnit.MILLISECONDS)
 			.exceptionally(failure -> {
-				throw new BackendException("could not reset " + limit.name() + " for '" + key + "'", failure);
+				throw new BackendException("could not reset " + limit.name() + " for '" + key + "'", unwrap(failure));
 			});
 	}
 
+	private GuardedBackend start() {
+		if (this.heartbeat != null) {
+			long period = this.heartbeat.toNanos();
+			this.heartbeats = HEARTBEATS.scheduleAtFixedRate(() -> probe("the heartbeat"), 0, period, TimeUnit.NANOSECONDS);
+		}
+		return this;
+	}
+
 	/**
-	 * What happened so far, for the endpoint and health.
+	 * Stops the heartbeat and withdraws this instance from the registry (waiting at most {@code maxDeadline}), so that
+	 * the other instances count one fewer at once.
+	 */
+	@Override
+	public void close() {
+		if (this.closed) {
+			return;
+		}
+		this.closed = true;
+		ScheduledFuture<?> running = this.heartbeats;
+		if (running != null) {
+			running.cancel(false);
+		}
+		if (this.registry != null && this.liveInstances.get() > 0 && this.breaker.isClosed()) {
+			try {
+				call(() -> this.registry.withdraw(this.instance))
+					.orTimeout(this.deadline.ceiling().toNanos(), TimeUnit.NANOSECONDS)
+					.join();
+			}
+			catch (RuntimeException ex) {
+				logger.log(Level.DEBUG, "Could not withdraw this instance from the rate limiter registry: " + ex);
+			}
+		}
+	}
+
+	/**
+	 * What happened so far, for the endpoint and health. Reading it costs no call to the backend.
 	 * @return the statistics
 	 */
 	public Stats stats() {
-		return new Stats(this.breaker.state(), this.failures.get(), this.degraded.get(), this.lastFailure.get());
+		return new Stats(this.breaker.state(), this.failures.get(), this.degraded.get(), this.lastFailure.get(),
+				this.lastProbe.get(), instances(), this.liveInstances.get() > 0 || this.expectedInstances > 0,
+				Duration.ofNanos(this.deadline.nanos(System.nanoTime())));
 	}
 
 	/**
 	 * Counters of a guarded backend.
 	 *
 	 * @param breaker the breaker's state
-	 * @param failures calls that failed or timed out
+	 * @param failures decisions that failed or missed their deadline
 	 * @param degradedDecisions decisions made by the failure policy
-	 * @param lastFailure the last failure, or {@code null}
+	 * @param lastFailure the last failure of a decision or probe, or {@code null}
+	 * @param lastProbe the last probe, or {@code null} before the first
+	 * @param instances the number of instances the local shares are sized for
+	 * @param instancesKnown whether that number was counted or configured (otherwise it is 1 by default)
+	 * @param deadline the deadline of a decision now
 	 */
-	public record Stats(CircuitBreaker.State breaker, long failures, long degradedDecisions, Failure lastFailure) {
+	public record Stats(CircuitBreaker.State breaker, long failures, long degradedDecisions, Failure lastFailure,
+			Probe lastProbe, int instances, boolean instancesKnown, Duration deadline) {
 
 	}
 
@@ -271,6 +529,21 @@ public final class GuardedBackend implements RateLimiterBackend {
 	}
 
 	/**
+	 * A probe of the guarded backend.
+	 *
+	 * @param at when it ended
+	 * @param latency how long it took to answer, or {@code null} when it failed
+	 * @param failure why it failed, or {@code null} when it answered
+	 */
+	public record Probe(Instant at, Duration latency, String failure) {
+
+	}
+
+	private record Share(int instances, Limit limit) {
+
+	}
+
+	/**
 	 * Builder of {@link GuardedBackend}.
 	 */
 	public static final class Builder {
@@ -279,13 +552,15 @@ public final class GuardedBackend implements RateLimiterBackend {
 
 		private Duration deadline = Duration.ofMillis(50);
 
-		private int failureThreshold = 5;
+		private Duration maxDeadline = Duration.ofSeconds(1);
 
 		private Duration openDuration = Duration.ofSeconds(5);
 
+		private Duration heartbeat;
+
 		private Function<List<LimitRequest>, FailurePolicy> policies = requests -> FailurePolicy.LOCAL;
 
-		private int instances = 1;
+		private int expectedInstances;
 
 		private int localMaxKeys = LocalBackend.DEFAULT_MAX_KEYS;
 
@@ -296,27 +571,45 @@ public final class GuardedBackend implements RateLimiterBackend {
 		}
 
 		/**
-		 * Longest a decision may take before the failure policy decides (50 ms by default).
+		 * Shortest deadline of a decision (50 ms by default): the deadline is three times the slowest answer of the
+		 * last ten seconds, never less than this.
 		 * @param deadline a positive duration
 		 * @return this builder
 		 */
 		public Builder deadline(Duration deadline) {
-			if (deadline == null || deadline.isNegative() || deadline.isZero()) {
-				throw new IllegalArgumentException("deadline must be positive but was " + deadline);
-			}
-			this.deadline = deadline;
+			this.deadline = positive("deadline", deadline);
 			return this;
 		}
 
 		/**
-		 * Consecutive failures that open the circuit (5 by default) and how long it stays open (5 s by default).
-		 * @param failureThreshold at least 1
+		 * Longest deadline of a decision, and how long a probe waits before the backend counts as down (1 s by
+		 * default; raised to the shortest deadline if below it).
+		 * @param maxDeadline a positive duration
+		 * @return this builder
+		 */
+		public Builder maxDeadline(Duration maxDeadline) {
+			this.maxDeadline = positive("max deadline", maxDeadline);
+			return this;
+		}
+
+		/**
+		 * How long the circuit stays open before the next probe (5 s by default).
 		 * @param openDuration a positive duration
 		 * @return this builder
 		 */
-		public Builder circuitBreaker(int failureThreshold, Duration openDuration) {
-			this.failureThreshold = failureThreshold;
-			this.openDuration = openDuration;
+		public Builder openDuration(Duration openDuration) {
+			this.openDuration = positive("open duration", openDuration);
+			return this;
+		}
+
+		/**
+		 * Probes the backend at this interval and, when it keeps an {@link InstanceRegistry}, announces this instance
+		 * (alive for three intervals) and counts the instances. Off by default; the starter sets 1 s.
+		 * @param interval a positive duration, or {@code null} for none
+		 * @return this builder
+		 */
+		public Builder heartbeat(Duration interval) {
+			this.heartbeat = (interval != null) ? positive("heartbeat interval", interval) : null;
 			return this;
 		}
 
@@ -331,16 +624,16 @@ public final class GuardedBackend implements RateLimiterBackend {
 		}
 
 		/**
-		 * Expected number of application instances, which divides limits for the {@link FailurePolicy#LOCAL} policy
-		 * (1 by default: each instance then admits up to the whole limit during an outage).
-		 * @param instances at least 1
+		 * Number of instances that share the limits, which divides them for the {@link FailurePolicy#LOCAL} policy
+		 * during an outage. By default (0) the heartbeat counts them; 1 until a first count.
+		 * @param instances at least 1, or 0 to count
 		 * @return this builder
 		 */
 		public Builder expectedInstances(int instances) {
-			if (instances < 1) {
-				throw new IllegalArgumentException("expected instances must be at least 1 but was " + instances);
+			if (instances < 0) {
+				throw new IllegalArgumentException("expected instances must be 0 (counted) or positive but was " + instances);
 			}
-			this.instances = instances;
+			this.expectedInstances = instances;
 			return this;
 		}
 
@@ -364,12 +657,19 @@ public final class GuardedBackend implements RateLimiterBackend {
 			return this;
 		}
 
+		private static Duration positive(String what, Duration duration) {
+			if (duration == null || duration.isNegative() || duration.isZero()) {
+				throw new IllegalArgumentException(what + " must be positive but was " + duration);
+			}
+			return duration;
+		}
+
 		/**
-		 * Builds the backend.
+		 * Builds the backend and starts its heartbeat.
 		 * @return the backend
 		 */
 		public GuardedBackend build() {
-			return new GuardedBackend(this);
+			return new GuardedBackend(this).start();
 		}
 
 	}

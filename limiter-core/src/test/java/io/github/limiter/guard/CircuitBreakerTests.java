@@ -8,60 +8,57 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Given failures and successes at known times, the breaker opens, lets exactly one probe through, and closes or
- * reopens.
+ * Given probes that answer or fail at known times, the breaker opens and closes only on probes: one probe at a time,
+ * and while open one per open period.
  */
 class CircuitBreakerTests {
 
 	private final AtomicLong nanos = new AtomicLong();
 
-	private final CircuitBreaker breaker = new CircuitBreaker(3, Duration.ofSeconds(1), this.nanos::get);
+	private final CircuitBreaker breaker = new CircuitBreaker(Duration.ofSeconds(1), this.nanos::get);
 
 	@Test
-	void opensAfterConsecutiveFailuresOnly() {
-		this.breaker.onFailure();
-		this.breaker.onFailure();
-		this.breaker.onSuccess();
-		this.breaker.onFailure();
-		this.breaker.onFailure();
+	void aClosedBreakerSendsOneProbeAtATimeAndStaysClosedWhenItAnswers() {
+		assertThat(this.breaker.isClosed()).isTrue();
+		assertThat(this.breaker.tryStartProbe()).as("a suspicion's probe").isTrue();
+		assertThat(this.breaker.tryStartProbe()).as("only one probe in flight").isFalse();
+		assertThat(this.breaker.probeSucceeded()).as("it was not open").isFalse();
 		assertThat(this.breaker.state()).isEqualTo(CircuitBreaker.State.CLOSED);
-		this.breaker.onFailure();
-		assertThat(this.breaker.state()).isEqualTo(CircuitBreaker.State.OPEN);
-		assertThat(this.breaker.tryAcquirePermission()).isFalse();
+		assertThat(this.breaker.tryStartProbe()).as("the next suspicion may probe again").isTrue();
+	}
+
+	@Test
+	void aFailedProbeOpensTheBreakerForAWholePeriod() {
+		open();
+		assertThat(this.breaker.isClosed()).isFalse();
 		assertThat(this.breaker.remainingOpen()).isEqualTo(Duration.ofSeconds(1));
-	}
-
-	@Test
-	void letsOneProbeThroughAfterTheOpenPeriodAndClosesOnItsSuccess() {
-		open();
 		this.nanos.addAndGet(Duration.ofMillis(999).toNanos());
-		assertThat(this.breaker.tryAcquirePermission()).isFalse();
+		assertThat(this.breaker.tryStartProbe()).isFalse();
 		this.nanos.addAndGet(Duration.ofMillis(1).toNanos());
-		assertThat(this.breaker.tryAcquirePermission()).as("the probe").isTrue();
-		assertThat(this.breaker.tryAcquirePermission()).as("only one probe at a time").isFalse();
+		assertThat(this.breaker.tryStartProbe()).as("the probe after the open period").isTrue();
 		assertThat(this.breaker.state()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
-		this.breaker.onSuccess();
+		assertThat(this.breaker.tryStartProbe()).as("only one probe at a time").isFalse();
+		assertThat(this.breaker.probeFailed()).as("it was open already").isFalse();
+		this.nanos.addAndGet(Duration.ofMillis(500).toNanos());
+		assertThat(this.breaker.tryStartProbe()).as("a failed probe starts another period").isFalse();
+		this.nanos.addAndGet(Duration.ofMillis(500).toNanos());
+		assertThat(this.breaker.tryStartProbe()).isTrue();
+		assertThat(this.breaker.probeSucceeded()).as("the probe closes it").isTrue();
 		assertThat(this.breaker.state()).isEqualTo(CircuitBreaker.State.CLOSED);
-		assertThat(this.breaker.tryAcquirePermission()).isTrue();
+		assertThat(this.breaker.remainingOpen()).isZero();
 	}
 
 	@Test
-	void aFailedProbeReopensForAWholePeriod() {
+	void onlyAProbeClosesAnOpenBreaker() {
 		open();
-		this.nanos.addAndGet(Duration.ofSeconds(1).toNanos());
-		assertThat(this.breaker.tryAcquirePermission()).isTrue();
-		this.breaker.onFailure();
-		assertThat(this.breaker.state()).isEqualTo(CircuitBreaker.State.OPEN);
-		this.nanos.addAndGet(Duration.ofMillis(500).toNanos());
-		assertThat(this.breaker.tryAcquirePermission()).isFalse();
-		this.nanos.addAndGet(Duration.ofMillis(500).toNanos());
-		assertThat(this.breaker.tryAcquirePermission()).isTrue();
+		this.nanos.addAndGet(Duration.ofMinutes(1).toNanos());
+		assertThat(this.breaker.isClosed()).as("time alone does not close it").isFalse();
+		assertThat(this.breaker.inStateFor()).isEqualTo(Duration.ofMinutes(1));
 	}
 
 	private void open() {
-		for (int i = 0; i < 3; i++) {
-			this.breaker.onFailure();
-		}
+		assertThat(this.breaker.tryStartProbe()).isTrue();
+		assertThat(this.breaker.probeFailed()).as("this probe opened it").isTrue();
 		assertThat(this.breaker.state()).isEqualTo(CircuitBreaker.State.OPEN);
 	}
 

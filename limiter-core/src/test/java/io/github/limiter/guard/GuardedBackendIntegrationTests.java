@@ -2,8 +2,12 @@ package io.github.limiter.guard;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,14 +30,18 @@ import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.testsupport.RedisProcess;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * With Redis frozen ({@code kill -STOP}), every decision returns within the deadline plus a margin under each failure
- * policy; the circuit opens so that calls stop paying the deadline, and closes again once Redis answers.
+ * policy; a failed probe opens the circuit so that calls stop paying the deadline, and a probe that answers closes
+ * it. A backend that answers late is not taken for a dead one, and the instances sharing a Redis count each other.
  */
 class GuardedBackendIntegrationTests {
 
 	private static final Duration DEADLINE = Duration.ofMillis(50);
+
+	private static final Duration MAX_DEADLINE = Duration.ofMillis(300);
 
 	/** Generous for a shared two-core machine; the clients' own timeouts are seconds. */
 	private static final long MARGIN_MILLIS = 400;
@@ -63,7 +71,8 @@ class GuardedBackendIntegrationTests {
 		warmUp(backend);
 		return GuardedBackend.builder(backend)
 			.deadline(DEADLINE)
-			.circuitBreaker(3, Duration.ofMillis(300))
+			.maxDeadline(MAX_DEADLINE)
+			.openDuration(Duration.ofMillis(300))
 			.failurePolicy(requests -> policy)
 			.expectedInstances(4)
 			.build();
@@ -83,10 +92,18 @@ class GuardedBackendIntegrationTests {
 		long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
 		Timed timed = decide(guarded, this.limit);
 		while (timed.decision().origin() != Decision.Origin.BACKEND && System.nanoTime() < giveUp) {
-			Thread.sleep(350);
+			Thread.sleep(100);
 			timed = decide(guarded, this.limit);
 		}
 		return timed;
+	}
+
+	private static void awaitState(GuardedBackend guarded, CircuitBreaker.State state) throws InterruptedException {
+		long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (guarded.breaker().state() != state && System.nanoTime() < giveUp) {
+			Thread.sleep(10);
+		}
+		assertThat(guarded.breaker().state()).isEqualTo(state);
 	}
 
 	private static Timed decide(RateLimiterBackend backend, Limit limit) {
@@ -118,24 +135,31 @@ class GuardedBackendIntegrationTests {
 		assertThat(rejected.decision().origin()).isEqualTo(Decision.Origin.FAIL_CLOSED);
 		assertThat(rejected.decision().retryAfter()).isPositive();
 
-		Timed fallback = decide(local, this.limit);
-		assertThat(fallback.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
-		assertThat(fallback.decision().origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
-		assertThat(fallback.decision().limit()).as("a quarter of the limit for 4 instances").isEqualTo(25);
-		assertThat(local.stats().degradedDecisions()).isEqualTo(1);
-		System.out.println("Frozen Redis, deadline 50 ms, Lettuce: open " + admitted.millis() + " ms, closed "
-				+ rejected.millis() + " ms, local " + fallback.millis() + " ms");
+		Timed unconfirmed = decide(local, this.limit);
+		assertThat(unconfirmed.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+		assertThat(unconfirmed.decision().allowed()).as("not known to be down: Redis may still decide it").isFalse();
+		assertThat(unconfirmed.decision().origin()).isEqualTo(Decision.Origin.UNDECIDED);
 		assertThat(local.stats().lastFailure().message()).isEqualTo("no answer within 50 ms");
+
+		awaitState(local, CircuitBreaker.State.OPEN);
+		assertThat(local.stats().lastFailure().message()).isEqualTo("probe: no answer within 300 ms");
+		Timed fallback = decide(local, this.limit);
+		assertThat(fallback.decision().origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		assertThat(fallback.decision().allowed()).isTrue();
+		assertThat(fallback.decision().limit()).as("a quarter of the limit for 4 instances").isEqualTo(25);
+		assertThat(local.stats().degradedDecisions()).isEqualTo(2);
+		System.out.println("Frozen Redis, deadline 50 ms, Lettuce: open " + admitted.millis() + " ms, closed "
+				+ rejected.millis() + " ms, local " + unconfirmed.millis() + " ms (unconfirmed), then "
+				+ fallback.millis() + " ms once the probe opened the circuit");
+		List.of(open, closed, local).forEach(GuardedBackend::close);
 	}
 
 	@Test
-	void theCircuitOpensStopsPayingTheDeadlineAndClosesWhenRedisAnswersAgain() throws Exception {
+	void theCircuitOpensStopsPayingTheDeadlineAndClosesWhenAProbeAnswers() throws Exception {
 		GuardedBackend guarded = guard(lettuceBackend(), FailurePolicy.LOCAL);
 		this.redis.freeze();
-		for (int i = 0; i < 3; i++) {
-			decide(guarded, this.limit);
-		}
-		assertThat(guarded.breaker().state()).isEqualTo(CircuitBreaker.State.OPEN);
+		decide(guarded, this.limit);
+		awaitState(guarded, CircuitBreaker.State.OPEN);
 		long slowest = 0;
 		for (int i = 0; i < 50; i++) {
 			Timed fast = decide(guarded, this.limit);
@@ -145,16 +169,16 @@ class GuardedBackendIntegrationTests {
 		}
 		System.out.println("Circuit open: slowest of 50 decisions " + slowest + " ms");
 		this.redis.resume();
-		Thread.sleep(350);
 		Timed probe = decideUntilBackend(guarded);
 		assertThat(probe.decision().origin()).isEqualTo(Decision.Origin.BACKEND);
 		assertThat(guarded.breaker().state()).isEqualTo(CircuitBreaker.State.CLOSED);
 		assertThat(decide(guarded, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+		guarded.close();
 	}
 
 	@org.junit.jupiter.params.ParameterizedTest(name = "{0}")
 	@org.junit.jupiter.params.provider.ValueSource(strings = { "DEBUG SLEEP", "CLIENT PAUSE WRITE" })
-	void aSlowOrPausedRedisCostsNoMoreThanTheDeadline(String stall) throws Exception {
+	void aSlowOrPausedRedisCostsNoMoreThanTheMaxDeadline(String stall) throws Exception {
 		GuardedBackend guarded = guard(lettuceBackend(), FailurePolicy.LOCAL);
 		assertThat(decideUntilBackend(guarded).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
 		Thread staller = new Thread(() -> {
@@ -171,12 +195,112 @@ class GuardedBackendIntegrationTests {
 		for (int i = 0; i < 20; i++) {
 			Timed timed = decide(guarded, this.limit);
 			slowest = Math.max(slowest, timed.millis());
-			assertThat(timed.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+			assertThat(timed.millis()).isLessThan(MAX_DEADLINE.toMillis() + MARGIN_MILLIS);
+			assertThat(timed.decision().origin()).isIn(Decision.Origin.UNDECIDED, Decision.Origin.LOCAL_FALLBACK);
 		}
 		staller.join();
-		Thread.sleep(400);
 		assertThat(decideUntilBackend(guarded).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
 		System.out.println(stall + " for 1.5 s: slowest of 20 decisions " + slowest + " ms, then Redis decides again");
+		guarded.close();
+	}
+
+	@Test
+	void aBusyJvmIsNotAnOutageTheDeadlineFollowsTheAnswersAndNothingIsAdmittedLocally() throws Exception {
+		// Every answer of a healthy Redis reaches the caller 150 ms late, as on a JVM too busy to read it sooner.
+		RateLimiterBackend redis = lettuceBackend();
+		warmUp(redis);
+		Executor late = CompletableFuture.delayedExecutor(150, TimeUnit.MILLISECONDS);
+		RateLimiterBackend busy = new RateLimiterBackend() {
+
+			@Override
+			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+				return redis.decideAsync(requests, operation).thenApplyAsync(decision -> decision, late);
+			}
+
+			@Override
+			public CompletionStage<Void> resetAsync(Limit limit, String key) {
+				return redis.resetAsync(limit, key);
+			}
+
+		};
+		GuardedBackend guarded = GuardedBackend.builder(busy)
+			.deadline(DEADLINE)
+			.maxDeadline(Duration.ofSeconds(2))
+			.failurePolicy(requests -> FailurePolicy.LOCAL)
+			.build();
+		Timed first = decide(guarded, this.limit);
+		assertThat(first.decision().origin()).as("the first answer misses the 50 ms deadline").isEqualTo(Decision.Origin.UNDECIDED);
+		assertThat(first.decision().allowed()).as("and is not admitted locally").isFalse();
+		long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (guarded.stats().deadline().toMillis() < 450 && System.nanoTime() < giveUp) {
+			Thread.sleep(20);
+		}
+		assertThat(guarded.stats().deadline()).as("three times the slowest answer (the probe's)")
+			.isGreaterThanOrEqualTo(Duration.ofMillis(450));
+		for (int i = 0; i < 10; i++) {
+			Timed timed = decide(guarded, this.limit);
+			assertThat(timed.decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+		}
+		assertThat(guarded.breaker().state()).as("a probe answered: not an outage").isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(guarded.stats().degradedDecisions()).isEqualTo(1);
+		guarded.close();
+	}
+
+	@Test
+	void aProgrammingErrorIsThrownNotHiddenByTheFailurePolicy() {
+		RateLimiterBackend broken = new RateLimiterBackend() {
+
+			@Override
+			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+				return CompletableFuture.failedFuture(new IllegalStateException("a bug"));
+			}
+
+			@Override
+			public CompletionStage<Void> resetAsync(Limit limit, String key) {
+				return CompletableFuture.completedFuture(null);
+			}
+
+		};
+		GuardedBackend guarded = GuardedBackend.builder(broken).failurePolicy(requests -> FailurePolicy.OPEN).build();
+		assertThatThrownBy(() -> decide(guarded, this.limit)).isInstanceOf(IllegalStateException.class).hasMessage("a bug");
+		assertThat(guarded.stats().degradedDecisions()).isZero();
+		assertThat(guarded.breaker().state()).isEqualTo(CircuitBreaker.State.CLOSED);
+	}
+
+	@Test
+	void instancesAnnounceThemselvesAndTheLocalShareFollowsTheirCount() throws Exception {
+		GuardedBackend[] instances = new GuardedBackend[3];
+		for (int i = 0; i < instances.length; i++) {
+			RateLimiterBackend backend = lettuceBackend();
+			warmUp(backend);
+			instances[i] = GuardedBackend.builder(backend)
+				.maxDeadline(MAX_DEADLINE)
+				.heartbeat(Duration.ofMillis(100))
+				.failurePolicy(requests -> FailurePolicy.LOCAL)
+				.build();
+		}
+		awaitInstances(instances[0], 3);
+		instances[2].close();
+		awaitInstances(instances[0], 2);
+		assertThat(this.redis.command("PTTL", "g:instances")).as("the set expires with its announcements")
+			.matches("(?s):[1-9][0-9]*\\s*");
+		this.redis.freeze();
+		awaitState(instances[0], CircuitBreaker.State.OPEN);
+		Decision fallback = decide(instances[0], this.limit).decision();
+		assertThat(fallback.origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		assertThat(fallback.limit()).as("half the limit: 2 instances were alive").isEqualTo(50);
+		this.redis.resume();
+		instances[0].close();
+		instances[1].close();
+	}
+
+	private static void awaitInstances(GuardedBackend guarded, int count) throws InterruptedException {
+		long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (guarded.stats().instances() != count && System.nanoTime() < giveUp) {
+			Thread.sleep(20);
+		}
+		assertThat(guarded.stats().instances()).isEqualTo(count);
+		assertThat(guarded.stats().instancesKnown()).isTrue();
 	}
 
 	@Test

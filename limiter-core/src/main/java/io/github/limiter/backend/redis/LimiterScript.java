@@ -34,6 +34,8 @@ public final class LimiterScript {
 			Algorithm.TOKEN_BUCKET, new LimiterScript(compose(List.of("gcra.lua"), "batch.lua")),
 			Algorithm.LEAKY_BUCKET, new LimiterScript(compose(List.of("gcra.lua"), "batch.lua"))));
 
+	private static final LimiterScript INSTANCES = new LimiterScript(compose(List.of(), "instances.lua"));
+
 	private final String source;
 
 	private final String sha;
@@ -58,6 +60,14 @@ public final class LimiterScript {
 	 */
 	public static LimiterScript batch(Algorithm algorithm) {
 		return BATCH.get(algorithm);
+	}
+
+	/**
+	 * The script that announces an instance and counts the instances alive ({@code instances.lua}).
+	 * @return the script
+	 */
+	public static LimiterScript instances() {
+		return INSTANCES;
 	}
 
 	/**

@@ -1,11 +1,11 @@
 package io.github.limiter.backend.redis;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -20,6 +20,7 @@ import io.github.limiter.algorithm.AbstractLimit;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.InstanceIdentity;
+import io.github.limiter.spi.InstanceRegistry;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -36,7 +37,7 @@ import io.github.limiter.spi.RateLimiterBackend;
  * at once are decided together by one script call ({@link KeyLanes}), each exactly as if it had come alone. Both can
  * be switched off on the {@link Builder}.
  */
-public class RedisScriptBackend implements RateLimiterBackend {
+public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry {
 
 	/** Keys the denial cache remembers by default. */
 	public static final int DEFAULT_DENIAL_CACHE_SIZE = 100_000;
@@ -153,9 +154,10 @@ public class RedisScriptBackend implements RateLimiterBackend {
 			}
 			return answer;
 		});
-		// A caller that gives up (a deadline) cancels its decision: one still waiting in its lane is then never sent.
+		// A caller that gives up (the guard's deadline completes the future it holds) cancels the decision: one still
+		// waiting in its lane is then never sent.
 		answered.whenComplete((answer, failure) -> {
-			if (failure instanceof CancellationException) {
+			if (failure != null) {
 				decision.cancel(false);
 			}
 		});
@@ -226,6 +228,28 @@ public class RedisScriptBackend implements RateLimiterBackend {
 			}
 			return result;
 		});
+	}
+
+	@Override
+	public CompletionStage<Integer> announce(String instance, Duration ttl) {
+		return instances(instance, Math.max(1, ttl.toMillis()));
+	}
+
+	@Override
+	public CompletionStage<Void> withdraw(String instance) {
+		return instances(instance, 0).thenApply(count -> null);
+	}
+
+	/** The set of instances alive under this prefix: one key, next to the limits' keys. */
+	private CompletionStage<Integer> instances(String instance, long ttlMillis) {
+		String key = this.layout.prefix() + "instances";
+		return execute(LimiterScript.instances(), List.of(key), List.of("", instance, Long.toString(ttlMillis)), key)
+			.thenApply(reply -> {
+				if (reply == null || reply.size() != 1) {
+					throw new BackendException("unexpected reply from the instances script on " + key + ": " + reply, null);
+				}
+				return (int) number(reply.get(0));
+			});
 	}
 
 	@Override

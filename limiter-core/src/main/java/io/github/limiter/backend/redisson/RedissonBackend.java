@@ -26,6 +26,7 @@ import io.github.limiter.backend.redis.DecisionUnit;
 import io.github.limiter.backend.redis.KeyLayout;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.spi.BackendException;
+import io.github.limiter.spi.InstanceRegistry;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -46,7 +47,7 @@ import io.github.limiter.spi.RateLimiterBackend;
  * yes or no, so remaining permits take one more round-trip and retry-after is an upper bound (one interval). Choose
  * {@link TokenBucketMode#SCRIPT} to run token buckets on the exact GCRA script instead.
  */
-public final class RedissonBackend implements RateLimiterBackend {
+public final class RedissonBackend implements RateLimiterBackend, InstanceRegistry {
 
 	private static final int MAX_CONFIGURED_KEYS = 100_000;
 
@@ -112,6 +113,16 @@ public final class RedissonBackend implements RateLimiterBackend {
 		RRateLimiter limiter = rateLimiter(LimitRequest.of(limit, key));
 		this.configured.remove(limiter.getName());
 		return limiter.deleteAsync().thenApply(deleted -> null);
+	}
+
+	@Override
+	public CompletionStage<Integer> announce(String instance, Duration ttl) {
+		return this.scripts.announce(instance, ttl);
+	}
+
+	@Override
+	public CompletionStage<Void> withdraw(String instance) {
+		return this.scripts.withdraw(instance);
 	}
 
 	private boolean usesRateLimiter(Limit limit) {

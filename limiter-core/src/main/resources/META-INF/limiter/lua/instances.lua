@@ -1,0 +1,16 @@
+-- The instances sharing this key prefix: a sorted set of instance IDs scored by the Redis time (milliseconds) at
+-- which each announcement runs out. KEYS[1] the set; ARGV[1] '' (the time comes from Redis); ARGV[2] the instance;
+-- ARGV[3] how long the announcement holds, in milliseconds, or 0 to withdraw. Answers { the number of instances alive }.
+local now = math.floor(script_now() / 1000)
+local ttl = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if ttl > 0 then
+  redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
+  -- The set lives as long as its longest announcement (instances may be configured with different heartbeats).
+  if redis.call('PTTL', KEYS[1]) < ttl then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+  end
+else
+  redis.call('ZREM', KEYS[1], ARGV[2])
+end
+return { redis.call('ZCARD', KEYS[1]) }
