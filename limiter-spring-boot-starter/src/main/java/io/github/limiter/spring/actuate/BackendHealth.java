@@ -13,12 +13,21 @@ import java.util.concurrent.TimeoutException;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.backend.local.LocalBackend;
+import io.github.limiter.guard.CircuitBreaker;
 import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
- * The health of the rate limiter's backend: {@code UP} when it answers a check (which consumes and writes nothing)
- * within the timeout, {@code DOWN} with the failure otherwise.
+ * The health of the rate limiter's backend: {@code UP} while decisions go to it, {@code DEGRADED} while its circuit is
+ * open and the failure policy decides, with the guard's details (circuit, deadline, instances, last probe, last
+ * failure) either way.
+ *
+ * <p>{@code DEGRADED} is a status of its own, which Spring Boot's default aggregation leaves out: the application stays
+ * {@code UP} and in its load balancer while the limiter degrades, since it keeps serving. An operator who wants it
+ * otherwise lists it in {@code management.endpoint.health.status.order} and maps it in
+ * {@code management.endpoint.health.status.http-mapping}. The check never calls a guarded backend: it reads the state
+ * the heartbeat keeps, so it answers at once.
  *
  * <p>Spring Boot 3.5 and 4.x declare {@code HealthIndicator} and {@code Health} in different packages; this class
  * implements whichever the application runs on, through a dynamic proxy, so that one jar serves both lines. Reflection
@@ -31,6 +40,15 @@ public final class BackendHealth {
 
 	/** {@code HealthIndicator} of Spring Boot 3.x. */
 	public static final String BOOT_3_PACKAGE = "org.springframework.boot.actuate.health";
+
+	/** Decisions go to the backend. */
+	public static final String UP = "UP";
+
+	/** The backend is down; the failure policy decides. Not aggregated into the application's status by default. */
+	public static final String DEGRADED = "DEGRADED";
+
+	/** A backend without a guard did not answer. */
+	public static final String DOWN = "DOWN";
 
 	private static final FixedWindow PROBE = FixedWindow.of("health-probe", 1, Duration.ofSeconds(1));
 
@@ -53,41 +71,56 @@ public final class BackendHealth {
 	}
 
 	/**
-	 * Checks the backend.
-	 * @return {@code null} when it answered, the failure otherwise; details are added to the map
+	 * Checks the backend. A guarded backend is judged by its guard's state, without calling it: the heartbeat probes
+	 * it every second, and a health check must answer at once whatever the backend does.
+	 * @param details filled with what the check found
+	 * @return {@link #UP}, {@link #DEGRADED} or {@link #DOWN}
 	 */
-	Throwable check(Map<String, Object> details) {
+	String check(Map<String, Object> details) {
 		details.put("backend", this.backendName);
-		RateLimiterBackend probed = this.backend;
+		if (this.backend instanceof LocalBackend) {
+			return UP;
+		}
 		if (this.backend instanceof GuardedBackend guarded) {
-			// Probe the backend itself: the guard would answer for it.
-			probed = guarded.delegate();
 			GuardedBackend.Stats stats = guarded.stats();
 			details.put("circuit", stats.breaker().name());
+			details.put("deadlineMillis", stats.deadline().toMillis());
+			details.put("instances", stats.instances());
+			details.put("instancesCounted", stats.instancesKnown());
 			details.put("failures", stats.failures());
 			details.put("degradedDecisions", stats.degradedDecisions());
+			if (stats.lastProbe() != null) {
+				details.put("lastProbe", stats.lastProbe().at().toString());
+				if (stats.lastProbe().latency() != null) {
+					details.put("lastProbeMillis", stats.lastProbe().latency().toMillis());
+				}
+			}
 			if (stats.lastFailure() != null) {
 				details.put("lastFailure", stats.lastFailure().message());
+				details.put("lastFailureAt", stats.lastFailure().at().toString());
 			}
+			return (stats.breaker() == CircuitBreaker.State.CLOSED) ? UP : DEGRADED;
 		}
 		long start = System.nanoTime();
 		try {
-			probed.decideAsync(List.of(LimitRequest.of(PROBE, "probe")), Operation.CHECK)
+			this.backend.decideAsync(List.of(LimitRequest.of(PROBE, "probe")), Operation.CHECK)
 				.toCompletableFuture()
 				.get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
 			details.put("latencyMillis", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
-			return null;
+			return UP;
 		}
 		catch (TimeoutException ex) {
-			return new TimeoutException("no answer within " + this.timeout.toMillis() + " ms");
+			details.put("error", "no answer within " + this.timeout.toMillis() + " ms");
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			return ex;
+			details.put("error", "interrupted");
 		}
 		catch (Exception ex) {
-			return (ex.getCause() != null) ? ex.getCause() : ex;
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			details.put("error", cause.getClass().getName() + ": " + cause.getMessage());
 		}
+		return DOWN;
 	}
 
 	/**
@@ -119,9 +152,8 @@ public final class BackendHealth {
 
 	private Object health(Class<?> health) throws ReflectiveOperationException {
 		Map<String, Object> details = new LinkedHashMap<>();
-		Throwable failure = check(details);
-		Object builder = (failure != null) ? health.getMethod("down", Throwable.class).invoke(null, failure)
-				: health.getMethod("up").invoke(null);
+		String status = check(details);
+		Object builder = health.getMethod("status", String.class).invoke(null, status);
 		Method withDetails = builder.getClass().getMethod("withDetails", Map.class);
 		builder = withDetails.invoke(builder, details);
 		return builder.getClass().getMethod("build").invoke(builder);

@@ -148,14 +148,18 @@ public class RateLimitersEndpoint {
 	 * @param degradedDecisions decisions the failure policy made
 	 * @param lastFailure the last failure, or {@code null}
 	 * @param lastFailureAt when, or {@code null}
+	 * @param deadlineMillis the deadline of a decision now
+	 * @param instances the number of instances the local fallback shares are sized for
+	 * @param instancesCounted whether that number was counted (or configured) rather than the default of 1
 	 */
 	public record FailureDescriptor(String circuit, long failures, long degradedDecisions, String lastFailure,
-			String lastFailureAt) {
+			String lastFailureAt, long deadlineMillis, int instances, boolean instancesCounted) {
 
 		static FailureDescriptor of(GuardedBackend.Stats stats) {
 			return new FailureDescriptor(stats.breaker().name(), stats.failures(), stats.degradedDecisions(),
 					(stats.lastFailure() != null) ? stats.lastFailure().message() : null,
-					(stats.lastFailure() != null) ? stats.lastFailure().at().toString() : null);
+					(stats.lastFailure() != null) ? stats.lastFailure().at().toString() : null,
+					stats.deadline().toMillis(), stats.instances(), stats.instancesKnown());
 		}
 
 	}

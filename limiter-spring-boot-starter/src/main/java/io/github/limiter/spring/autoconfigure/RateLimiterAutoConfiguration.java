@@ -1,5 +1,8 @@
 package io.github.limiter.spring.autoconfigure;
 
+import java.time.Duration;
+
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -43,6 +46,8 @@ import io.github.limiter.spring.web.RateLimitExceptionHandler;
 		BackendConfigurations.LocalBackendConfiguration.class, RateLimitProxyConfiguration.class })
 public final class RateLimiterAutoConfiguration {
 
+	private static final System.Logger logger = System.getLogger(RateLimiterAutoConfiguration.class.getName());
+
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimiter rateLimiter(ObjectProvider<RateLimiterBackend> backend, ObjectProvider<RateLimiterListener> listeners,
@@ -74,13 +79,43 @@ public final class RateLimiterAutoConfiguration {
 		}
 		RateLimiterProperties.Failure failure = properties.getFailure();
 		FailurePolicy fallback = failure.getPolicy();
+		Integer instances = failure.getExpectedInstances();
+		if (instances != null && instances < 1) {
+			throw new IllegalStateException("Invalid limiter.failure.expected-instances = '" + instances
+					+ "': must be positive (leave it unset to count the instances)");
+		}
+		if (failure.getFailureThreshold() != null) {
+			logger.log(System.Logger.Level.WARNING, "limiter.failure.failure-threshold is no longer used and is ignored: "
+					+ "a probe that gets no answer within limiter.failure.max-deadline opens the circuit");
+		}
 		return GuardedBackend.builder(backend)
-			.deadline(failure.getDeadline())
-			.circuitBreaker(failure.getFailureThreshold(), failure.getOpenDuration())
-			.expectedInstances(failure.getExpectedInstances())
+			.deadline(positive("limiter.failure.deadline", failure.getDeadline()))
+			.maxDeadline(positive("limiter.failure.max-deadline", failure.getMaxDeadline()))
+			.openDuration(positive("limiter.failure.open-duration", failure.getOpenDuration()))
+			.heartbeat(positive("limiter.failure.heartbeat", failure.getHeartbeat()))
+			.expectedInstances((instances != null) ? instances : 0)
 			.localMaxKeys(properties.getLocal().getMaxKeys())
 			.failurePolicy(requests -> strictest(requests, source, fallback))
 			.build();
+	}
+
+	private static Duration positive(String property, Duration value) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be a positive duration");
+		}
+		return value;
+	}
+
+	/**
+	 * Stops the guard's heartbeat and withdraws this instance from the backend's instance count on shutdown.
+	 */
+	@Bean
+	DisposableBean rateLimiterGuardShutdown(RateLimiter rateLimiter) {
+		return () -> {
+			if (rateLimiter.backend() instanceof GuardedBackend guarded) {
+				guarded.close();
+			}
+		};
 	}
 
 	/** Of several limits decided together, the strictest policy wins: closed, then local, then open. */

@@ -94,7 +94,7 @@ public final class RateLimiterHealthAutoConfiguration {
 			definition.setInstanceSupplier(() -> {
 				RateLimiterBackend backend = factory.getBean(io.github.limiter.RateLimiter.class).backend();
 				try {
-					return new BackendHealth(backend, BackendNames.of(backend), Duration.ofSeconds(2))
+					return new BackendHealth(backend, BackendNames.of(backend), Duration.ofSeconds(1))
 						.asHealthIndicator(this.healthPackage, classLoader);
 				}
 				catch (ClassNotFoundException ex) {

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 import org.springframework.core.Ordered;
 
 import io.github.limiter.Limit;
@@ -358,29 +359,43 @@ public class RateLimiterProperties {
 	public static class Failure {
 
 		/**
-		 * What decides when the backend cannot answer in time: 'local' decides on a per-instance share of each limit
-		 * (the limit divided by expected-instances), 'open' admits, 'closed' rejects.
+		 * What decides when the backend cannot answer: 'local' decides on a per-instance share of each limit (the
+		 * limit divided by the number of instances) once a probe confirmed the outage, and rejects a call that only
+		 * missed its deadline; 'open' admits; 'closed' rejects.
 		 */
 		private FailurePolicy policy = FailurePolicy.LOCAL;
 
 		/**
-		 * Longest a decision may wait for the backend before the failure policy decides, whatever the Redis client's
-		 * own timeouts and retries.
+		 * Shortest time a decision waits for the backend before the failure policy decides. The deadline in force is
+		 * three times the slowest answer of the last 10 seconds, between this and max-deadline, so that a busy JVM is
+		 * not taken for a dead backend.
 		 */
 		private Duration deadline = Duration.ofMillis(50);
 
 		/**
-		 * Number of application instances expected to share the limits; the 'local' policy divides limits by it.
+		 * Longest time a decision waits for the backend, and how long a probe waits before the backend counts as
+		 * down and the circuit opens.
 		 */
-		private int expectedInstances = 1;
+		private Duration maxDeadline = Duration.ofSeconds(1);
 
 		/**
-		 * Consecutive backend failures that open the circuit, after which calls stop waiting for the backend.
+		 * Number of application instances sharing the limits, which divides them for the 'local' policy during an
+		 * outage. When unset, the instances count themselves through a heartbeat key in the backend.
 		 */
-		private int failureThreshold = 5;
+		private Integer expectedInstances;
 
 		/**
-		 * How long the circuit stays open before one call probes the backend again.
+		 * Interval of the heartbeat that probes the backend and announces this instance (alive for three intervals).
+		 */
+		private Duration heartbeat = Duration.ofSeconds(1);
+
+		/**
+		 * No longer used: a probe that gets no answer within max-deadline opens the circuit.
+		 */
+		private Integer failureThreshold;
+
+		/**
+		 * How long the circuit stays open before the next probe of the backend.
 		 */
 		private Duration openDuration = Duration.ofSeconds(5);
 
@@ -400,19 +415,39 @@ public class RateLimiterProperties {
 			this.deadline = deadline;
 		}
 
-		public int getExpectedInstances() {
+		public Duration getMaxDeadline() {
+			return this.maxDeadline;
+		}
+
+		public void setMaxDeadline(Duration maxDeadline) {
+			this.maxDeadline = maxDeadline;
+		}
+
+		public Integer getExpectedInstances() {
 			return this.expectedInstances;
 		}
 
-		public void setExpectedInstances(int expectedInstances) {
+		public void setExpectedInstances(Integer expectedInstances) {
 			this.expectedInstances = expectedInstances;
 		}
 
-		public int getFailureThreshold() {
+		public Duration getHeartbeat() {
+			return this.heartbeat;
+		}
+
+		public void setHeartbeat(Duration heartbeat) {
+			this.heartbeat = heartbeat;
+		}
+
+		@DeprecatedConfigurationProperty(reason = "A probe that gets no answer within max-deadline opens the circuit",
+				since = "0.1.0")
+		@Deprecated(since = "0.1.0")
+		public Integer getFailureThreshold() {
 			return this.failureThreshold;
 		}
 
-		public void setFailureThreshold(int failureThreshold) {
+		@Deprecated(since = "0.1.0")
+		public void setFailureThreshold(Integer failureThreshold) {
 			this.failureThreshold = failureThreshold;
 		}
 

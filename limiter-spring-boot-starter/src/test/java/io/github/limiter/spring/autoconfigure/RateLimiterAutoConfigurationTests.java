@@ -107,9 +107,10 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
-	void healthIsDownWhenRedisDoesNotAnswer() {
+	void healthIsDegradedAtOnceWhenNothingListensAndNeverWaitsForRedis() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class, RateLimiterHealthAutoConfiguration.class))
+			.withPropertyValues("limiter.failure.heartbeat=100ms", "limiter.failure.max-deadline=200ms")
 			.withBean(RedisConnectionFactory.class, () -> {
 				LettuceConnectionFactory factory = new LettuceConnectionFactory(
 						new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort()));
@@ -118,11 +119,40 @@ class RateLimiterAutoConfigurationTests {
 			})
 			.run(context -> {
 				Object indicator = context.getBean("rateLimiterHealthIndicator");
-				Object health = indicator.getClass().getMethod("health").invoke(indicator);
+				long giveUp = System.nanoTime() + 10_000_000_000L;
+				Object health;
+				long slowest = 0;
+				do {
+					long start = System.nanoTime();
+					health = indicator.getClass().getMethod("health").invoke(indicator);
+					slowest = Math.max(slowest, (System.nanoTime() - start) / 1_000_000);
+					Thread.sleep(20);
+				}
+				while (!health.toString().contains("DEGRADED") && System.nanoTime() < giveUp);
 				Object status = health.getClass().getMethod("getStatus").invoke(health);
-				assertThat(status).hasToString("DOWN");
-				assertThat(health.toString()).contains("backend=redis");
+				assertThat(status).hasToString("DEGRADED");
+				assertThat(health.toString()).contains("backend=redis").contains("circuit=OPEN")
+					.contains("lastFailure=probe: ");
+				assertThat(slowest).as("the check reads the guard's state").isLessThan(500);
 			});
+	}
+
+	@Test
+	void aFailurePropertyThatIsNotPositiveFailsAtStartupNamingIt() {
+		this.runner.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
+			.withPropertyValues("limiter.failure.max-deadline=0s")
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessage("Invalid limiter.failure.max-deadline = 'PT0S': must be a positive duration"));
+		this.runner.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
+			.withPropertyValues("limiter.failure.expected-instances=0")
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.hasMessageStartingWith("Invalid limiter.failure.expected-instances = '0': must be positive"));
 	}
 
 	@Test

@@ -160,7 +160,8 @@ class WebRedisIntegrationTests {
 	void healthShowsTheBackendAnswering() throws Exception {
 		HttpResponse<String> health = get("/actuator/health/rateLimiter");
 		assertThat(health.statusCode()).isEqualTo(200);
-		assertThat(health.body()).contains("\"status\":\"UP\"").contains("\"backend\":\"redis\"").contains("latencyMillis");
+		assertThat(health.body()).contains("\"status\":\"UP\"").contains("\"backend\":\"redis\"")
+			.contains("\"circuit\":\"CLOSED\"").contains("lastProbeMillis").contains("\"instancesCounted\":true");
 	}
 
 	@SpringBootConfiguration
