@@ -84,6 +84,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	/** Most limits whose local share is remembered; beyond, the shares are computed afresh. */
 	private static final int MAX_SHARES = 10_000;
 
+	/** Longest a probe waits before the backend first answered one. */
+	private static final int FIRST_CONTACT_SECONDS = 5;
+
 	/** At most one log line per this interval about failures that a probe found were no outage. */
 	private static final long SUSPICION_LOG_NANOS = TimeUnit.SECONDS.toNanos(10);
 
@@ -132,6 +135,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private volatile ScheduledFuture<?> heartbeats;
 
 	private volatile boolean closed;
+
+	/** Whether the backend ever answered a probe. */
+	private volatile boolean answered;
 
 	private GuardedBackend(Builder builder) {
 		this.delegate = builder.delegate;
@@ -285,7 +291,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		catch (RuntimeException ex) {
 			answer = CompletableFuture.failedFuture(ex);
 		}
-		answer.orTimeout(this.deadline.ceiling().toNanos(), TimeUnit.NANOSECONDS).whenComplete((count, failure) -> {
+		answer.orTimeout(probeTimeout().toNanos(), TimeUnit.NANOSECONDS).whenComplete((count, failure) -> {
 			long end = System.nanoTime();
 			if (failure == null) {
 				probeAnswered(count, end - start, end, trigger);
@@ -299,6 +305,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private void probeAnswered(int count, long latency, long now, String trigger) {
 		this.deadline.record(latency, now);
 		this.lastProbe.set(new Probe(Instant.now(), Duration.ofNanos(latency), null));
+		this.answered = true;
 		if (count > 0) {
 			int previous = this.liveInstances.getAndSet(count);
 			if (previous != count) {
@@ -332,8 +339,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	}
 
 	private void probeFailed(Throwable cause, String trigger) {
-		String reason = (cause instanceof TimeoutException)
-				? "no answer within " + this.deadline.ceiling().toMillis() + " ms" : describe(cause);
+		String reason = (cause instanceof TimeoutException) ? "no answer within " + probeTimeout().toMillis() + " ms"
+				: describe(cause);
 		this.lastFailure.set(new Failure(Instant.now(), "probe: " + reason));
 		this.lastProbe.set(new Probe(Instant.now(), null, reason));
 		if (this.breaker.probeFailed()) {
@@ -349,6 +356,20 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		else {
 			logger.log(Level.DEBUG, "Rate limiter backend still down: " + reason);
 		}
+	}
+
+	/**
+	 * How long a probe waits: {@code maxDeadline}, but until the backend first answered at least
+	 * {@value #FIRST_CONTACT_SECONDS} s, since the first contact also connects and loads classes; a backend that
+	 * refuses connections fails it at once all the same.
+	 */
+	private Duration probeTimeout() {
+		Duration ceiling = this.deadline.ceiling();
+		if (this.answered) {
+			return ceiling;
+		}
+		Duration first = Duration.ofSeconds(FIRST_CONTACT_SECONDS);
+		return (ceiling.compareTo(first) > 0) ? ceiling : first;
 	}
 
 	private Duration instanceTtl() {
