@@ -139,20 +139,17 @@ class RateLimiterAutoConfigurationTests {
 
 	@Test
 	void aFailurePropertyThatIsNotPositiveFailsAtStartupNamingIt() {
+		assertStartupFailure("limiter.failure.max-deadline=0s",
+				"Invalid limiter.failure.max-deadline = 'PT0S': must be a positive duration");
+		assertStartupFailure("limiter.failure.expected-instances=0",
+				"Invalid limiter.failure.expected-instances = '0': must be positive (leave it unset to count the instances)");
+	}
+
+	private void assertStartupFailure(String property, String message) {
 		this.runner.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
-			.withPropertyValues("limiter.failure.max-deadline=0s")
-			.run(context -> assertThat(context).hasFailed()
-				.getFailure()
-				.rootCause()
-				.hasMessage("Invalid limiter.failure.max-deadline = 'PT0S': must be a positive duration"));
-		this.runner.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
-			.withPropertyValues("limiter.failure.expected-instances=0")
-			.run(context -> assertThat(context).hasFailed()
-				.getFailure()
-				.rootCause()
-				.hasMessageStartingWith("Invalid limiter.failure.expected-instances = '0': must be positive"));
+			.withPropertyValues(property)
+			.run(context -> assertThat(context).hasFailed().getFailure().rootCause().hasMessage(message));
 	}
 
 	@Test
