@@ -136,7 +136,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private volatile boolean closed;
 
-	/** Whether the backend ever answered a probe. */
+	/** Whether the backend ever answered a probe or a decision. */
 	private volatile boolean answered;
 
 	private GuardedBackend(Builder builder) {
@@ -204,6 +204,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			if (failure == null) {
 				long end = System.nanoTime();
 				this.deadline.record(end - start, end);
+				if (!this.answered) {
+					this.answered = true;
+				}
 				return decision;
 			}
 			suspect(failure, limit);

@@ -67,15 +67,25 @@ class GuardedBackendIntegrationTests {
 		this.redis.close();
 	}
 
-	private GuardedBackend guard(RateLimiterBackend backend, FailurePolicy policy) {
+	/**
+	 * A guard that has seen its backend answer: until then a probe waits 5 s (the first contact connects), and a
+	 * loaded machine may need a few tries.
+	 */
+	private GuardedBackend guard(RateLimiterBackend backend, FailurePolicy policy) throws InterruptedException {
 		warmUp(backend);
-		return GuardedBackend.builder(backend)
+		GuardedBackend guarded = GuardedBackend.builder(backend)
 			.deadline(DEADLINE)
 			.maxDeadline(MAX_DEADLINE)
 			.openDuration(Duration.ofMillis(300))
 			.failurePolicy(requests -> policy)
 			.expectedInstances(4)
 			.build();
+		long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (guarded.decide(List.of(LimitRequest.of(this.limit, "warm-up")), Operation.CHECK)
+			.origin() != Decision.Origin.BACKEND && System.nanoTime() < giveUp) {
+			Thread.sleep(100);
+		}
+		return guarded;
 	}
 
 	private RateLimiterBackend lettuceBackend() {
@@ -125,21 +135,21 @@ class GuardedBackendIntegrationTests {
 
 		this.redis.freeze();
 		Timed admitted = decide(open, this.limit);
-		assertThat(admitted.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+		assertThat(admitted.millis()).isLessThan(MAX_DEADLINE.toMillis() + MARGIN_MILLIS);
 		assertThat(admitted.decision().allowed()).isTrue();
 		assertThat(admitted.decision().origin()).isEqualTo(Decision.Origin.FAIL_OPEN);
 
 		Timed rejected = decide(closed, this.limit);
-		assertThat(rejected.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+		assertThat(rejected.millis()).isLessThan(MAX_DEADLINE.toMillis() + MARGIN_MILLIS);
 		assertThat(rejected.decision().allowed()).isFalse();
 		assertThat(rejected.decision().origin()).isEqualTo(Decision.Origin.FAIL_CLOSED);
 		assertThat(rejected.decision().retryAfter()).isPositive();
 
 		Timed unconfirmed = decide(local, this.limit);
-		assertThat(unconfirmed.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+		assertThat(unconfirmed.millis()).isLessThan(MAX_DEADLINE.toMillis() + MARGIN_MILLIS);
 		assertThat(unconfirmed.decision().allowed()).as("not known to be down: Redis may still decide it").isFalse();
 		assertThat(unconfirmed.decision().origin()).isEqualTo(Decision.Origin.UNDECIDED);
-		assertThat(local.stats().lastFailure().message()).isEqualTo("no answer within 50 ms");
+		assertThat(local.stats().lastFailure().message()).startsWith("no answer within ");
 
 		awaitState(local, CircuitBreaker.State.OPEN);
 		assertThat(local.stats().lastFailure().message()).isEqualTo("probe: no answer within 300 ms");
@@ -332,7 +342,7 @@ class GuardedBackendIntegrationTests {
 	}
 
 	@Test
-	void redissonWithItsLongRetriesIsCutOffAtTheDeadline() {
+	void redissonWithItsLongRetriesIsCutOffAtTheDeadline() throws InterruptedException {
 		Config config = new Config();
 		config.useSingleServer().setAddress(this.redis.uri());
 		RedissonClient redisson = Redisson.create(config);
@@ -340,7 +350,7 @@ class GuardedBackendIntegrationTests {
 			GuardedBackend guarded = guard(RedissonBackend.builder(redisson).keyPrefix("g:").build(), FailurePolicy.CLOSED);
 			this.redis.freeze();
 			Timed timed = decide(guarded, this.limit);
-			assertThat(timed.millis()).isLessThan(DEADLINE.toMillis() + MARGIN_MILLIS);
+			assertThat(timed.millis()).isLessThan(MAX_DEADLINE.toMillis() + MARGIN_MILLIS);
 			assertThat(timed.decision().allowed()).isFalse();
 			System.out.println("Frozen Redis, deadline 50 ms, Redisson: " + timed.millis() + " ms");
 		}
