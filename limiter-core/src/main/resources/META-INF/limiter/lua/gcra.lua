@@ -7,25 +7,28 @@
 local function gcra_evaluate(key, code, p, now, cost)
   local capacity, interval, queue = p[1], p[2], p[3]
   local tolerance = capacity * interval
+  -- Compared as durations from now, which are exact where absolute times are not.
+  local ahead = 0
   local tat = tonumber(kv_get(key))
-  local start = now
   if tat then
-    start = math.max(tat, now)
+    ahead = math.max(tat - now, 0)
   end
-  local nxt = start + cost * interval
-  local allowed = nxt - now - tolerance <= 1e-3
-  local after = start
-  local retry = math.max(1, math.ceil(nxt - now - tolerance))
+  local wait = ahead + cost * interval
+  local allowed = wait - tolerance <= 1e-3
+  local ahead_after = ahead
+  local retry = math.max(1, math.ceil(wait - tolerance))
   local delay = 0
+  local after = tat or now
   if allowed then
-    after = nxt
+    ahead_after = wait
+    after = now + wait
     retry = 0
     if queue == 1 then
-      delay = math.ceil(start - now)
+      delay = math.ceil(ahead)
     end
   end
-  local remaining = math.min(capacity, math.floor((tolerance - (after - now)) / interval + 1e-9))
-  return {allowed, remaining, retry, math.ceil(after - now), delay, after}
+  local remaining = math.max(0, math.min(capacity, math.floor((tolerance - ahead_after) / interval + 1e-9)))
+  return {allowed, remaining, retry, math.ceil(ahead_after), delay, after}
 end
 
 local function gcra_store(key, tat, now)

@@ -48,16 +48,18 @@ final class Gcra {
 	}
 
 	Outcome<Double> evaluate(Double tat, long now, long cost, boolean queue) {
-		double start = (tat == null) ? now : Math.max(tat, now);
-		double next = start + cost * this.interval;
-		boolean allowed = next - now - this.tolerance <= EPSILON;
-		double after = allowed ? next : start;
-		long remaining = (long) Math.floor((this.tolerance - (after - now)) / this.interval + 1e-9);
-		long retryAfter = allowed ? 0 : Math.max(1, AbstractLimit.ceil(next - now - this.tolerance));
-		long resetAfter = AbstractLimit.ceil(after - now);
-		long delay = (queue && allowed) ? AbstractLimit.ceil(start - now) : 0;
-		return new Outcome<>(allowed, Math.min(this.capacity, remaining), retryAfter, resetAfter, delay,
-				allowed ? after : tat);
+		// Compared as durations from now, which are small enough to be exact where absolute times are not: a call of
+		// the whole capacity on a fresh key waits exactly the tolerance, and is admitted.
+		double ahead = (tat == null) ? 0 : Math.max(tat - now, 0);
+		double wait = ahead + cost * this.interval;
+		boolean allowed = wait - this.tolerance <= EPSILON;
+		double aheadAfter = allowed ? wait : ahead;
+		long remaining = (long) Math.floor((this.tolerance - aheadAfter) / this.interval + 1e-9);
+		long retryAfter = allowed ? 0 : Math.max(1, AbstractLimit.ceil(wait - this.tolerance));
+		long resetAfter = AbstractLimit.ceil(aheadAfter);
+		long delay = (queue && allowed) ? AbstractLimit.ceil(ahead) : 0;
+		return new Outcome<>(allowed, Math.max(0, Math.min(this.capacity, remaining)), retryAfter, resetAfter, delay,
+				allowed ? Double.valueOf(now + wait) : tat);
 	}
 
 	double record(Double tat, long now, long cost) {

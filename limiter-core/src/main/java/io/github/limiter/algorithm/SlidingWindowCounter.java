@@ -87,7 +87,11 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 		long after = allowed ? current + cost : current;
 		long remaining = (long) Math.floor(this.limit - weighted - after);
 		long retryAfter = 0;
-		if (!allowed) {
+		if (!allowed && cost > this.limit) {
+			// Never fits; a retry of a call that does can come once this window's count has faded.
+			retryAfter = start + 2 * this.windowMicros - now;
+		}
+		else if (!allowed) {
 			if (current + cost > this.limit) {
 				// Not before the next window, and then not before this window's count has faded enough.
 				long fade = ceil(this.windowMicros - this.windowMicros * (double) (this.limit - cost) / current);

@@ -83,7 +83,11 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 		int count = times.length;
 		boolean allowed = count + cost <= this.limit;
 		long retryAfter = 0;
-		if (!allowed) {
+		if (!allowed && cost > this.limit) {
+			// Never fits; a retry of a call that does can come once the whole window has passed.
+			retryAfter = this.windowMicros;
+		}
+		else if (!allowed) {
 			// The call fits once the (count + cost - limit) oldest permits have left the window.
 			long oldestToLeave = times[(int) (count + cost - this.limit) - 1];
 			retryAfter = oldestToLeave + this.windowMicros - now;

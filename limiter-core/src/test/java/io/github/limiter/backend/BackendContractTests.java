@@ -459,6 +459,23 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aFreshKeyTakesTheWholeCapacityAtRatesThatAreNotWholeMicroseconds() {
+		// 1/7 s and 3/7 s per permit are not whole microseconds; rounding once rejected such calls on a fresh key.
+		List<Limit> limits = List.of(TokenBucket.of("seventh", 7, 7, Duration.ofSeconds(1)),
+				TokenBucket.of("seventh-share", 7, 7, Duration.ofSeconds(1)).dividedBy(3),
+				LeakyBucket.nodelay("leaky-seventh", 7, Duration.ofSeconds(1), 6));
+		for (Limit limit : limits) {
+			for (int key = 0; key < 20; key++) {
+				at(Duration.ofNanos(key * 7_001_000L));
+				Decision decision = this.limiter.acquire(limit, "k" + key, limit.capacity());
+				assertThat(decision.allowed()).as("%s, key %d", limit, key).isTrue();
+				assertThat(decision.remaining()).isZero();
+				assertThat(this.limiter.acquire(limit, "k" + key).allowed()).isFalse();
+			}
+		}
+	}
+
+	@Test
 	void oversizedKeysAreRejectedBeforeTheBackend() {
 		Limit limit = FixedWindow.of("oversized", 1, Duration.ofMinutes(1));
 		String megabyte = "k".repeat(1 << 20);
