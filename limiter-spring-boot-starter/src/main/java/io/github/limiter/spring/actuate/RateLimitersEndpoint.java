@@ -111,8 +111,9 @@ public class RateLimitersEndpoint {
 		Decision check = backend.decide(List.of(LimitRequest.of(limit, key)), Operation.CHECK);
 		// A check reports what would remain after one more call; the state is what remains now.
 		long available = check.allowed() ? check.remaining() + 1 : check.remaining();
-		return new KeyState(limit.name(), key, limit.capacity(), available, check.resetAfter().toMillis(),
-				check.retryAfter().toMillis());
+		// A full key has nothing to refill; the check's reset-after would count the permit it only pretended to take.
+		long resetAfter = (available >= limit.capacity()) ? 0 : check.resetAfter().toMillis();
+		return new KeyState(limit.name(), key, limit.capacity(), available, resetAfter, check.retryAfter().toMillis());
 	}
 
 	private Map<String, LimitDescriptor> collect() {

@@ -42,7 +42,8 @@ class RateLimitProxyConfiguration {
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	static RateLimitInterceptor rateLimitInterceptor(RateLimitOperationSource rateLimitOperationSource,
 			ObjectProvider<RateLimiter> rateLimiter, Environment environment, BeanFactory beanFactory) {
-		return new RateLimitInterceptor(rateLimitOperationSource, rateLimiter::getObject, bind(environment), beanFactory);
+		return new RateLimitInterceptor(rateLimitOperationSource, rateLimiter::getObject, bind(environment), beanFactory,
+				new Continuations(beanFactory));
 	}
 
 	@Bean
@@ -57,6 +58,53 @@ class RateLimitProxyConfiguration {
 
 	private static RateLimiterProperties bind(Environment environment) {
 		return Binder.get(environment).bind("limiter", RateLimiterProperties.class).orElseGet(RateLimiterProperties::new);
+	}
+
+	/**
+	 * Where {@code CompletionStage} methods run when their decision arrives from another thread: Spring Boot's
+	 * {@code applicationTaskExecutor} (bounded by {@code spring.task.execution.pool.*}) when there is one, otherwise a
+	 * pool of as many daemon threads as processors. Looked up on first use.
+	 */
+	static final class Continuations implements java.util.function.Supplier<java.util.concurrent.Executor> {
+
+		private static final String APPLICATION_TASK_EXECUTOR = "applicationTaskExecutor";
+
+		private final BeanFactory beanFactory;
+
+		private volatile java.util.concurrent.Executor executor;
+
+		Continuations(BeanFactory beanFactory) {
+			this.beanFactory = beanFactory;
+		}
+
+		@Override
+		public java.util.concurrent.Executor get() {
+			java.util.concurrent.Executor current = this.executor;
+			if (current == null) {
+				synchronized (this) {
+					current = this.executor;
+					if (current == null) {
+						current = (this.beanFactory.containsBean(APPLICATION_TASK_EXECUTOR)) ? this.beanFactory
+							.getBean(APPLICATION_TASK_EXECUTOR, java.util.concurrent.Executor.class) : ownPool();
+						this.executor = current;
+					}
+				}
+			}
+			return current;
+		}
+
+		private static java.util.concurrent.Executor ownPool() {
+			int threads = Runtime.getRuntime().availableProcessors();
+			java.util.concurrent.ThreadPoolExecutor pool = new java.util.concurrent.ThreadPoolExecutor(threads, threads,
+					30, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), runnable -> {
+						Thread thread = new Thread(runnable, "limiter-continuation");
+						thread.setDaemon(true);
+						return thread;
+					});
+			pool.allowCoreThreadTimeOut(true);
+			return pool;
+		}
+
 	}
 
 	/**

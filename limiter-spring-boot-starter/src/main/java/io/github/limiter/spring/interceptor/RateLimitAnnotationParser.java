@@ -194,7 +194,7 @@ final class RateLimitAnnotationParser {
 			throw resolver.invalid(cost.origin, cost.text,
 					"exceeds the capacity " + limit.capacity() + " of the limit, so no call could ever pass");
 		}
-		String keyText = resolver.text("key", annotation.key());
+		String keyText = resolver.expression("key", annotation.key());
 		Expression key = StringUtils.hasText(keyText) ? parseKey(resolver, "key", keyText, method, names, Set.of())
 				: null;
 
@@ -207,7 +207,7 @@ final class RateLimitAnnotationParser {
 		}
 		Setting<Boolean> shadow = resolver.setting("shadow", annotation.shadow(), Policy::getShadow, Resolver::bool,
 				this.properties.isShadow());
-		String recordIfText = resolver.text("recordIf", annotation.recordIf());
+		String recordIfText = resolver.expression("recordIf", annotation.recordIf());
 		Expression recordIf = StringUtils.hasText(recordIfText)
 				? parseKey(resolver, "recordIf", recordIfText, method, names, Set.of("result")) : null;
 		if (recordIf != null && isStream(method.getReturnType())) {
@@ -447,6 +447,22 @@ final class RateLimitAnnotationParser {
 			catch (IllegalArgumentException ex) {
 				throw invalid("attribute '" + attribute + "'", raw, "has a placeholder that cannot be resolved: " + ex.getMessage());
 			}
+		}
+
+		/**
+		 * The text of a SpEL attribute, which is code: never resolved from configuration, where a property could
+		 * inject an expression that runs with the application's rights.
+		 */
+		String expression(String attribute, String raw) {
+			if (!StringUtils.hasText(raw)) {
+				return null;
+			}
+			if (raw.contains("${")) {
+				throw invalid("attribute '" + attribute + "'", raw, "contains a ${...} placeholder: " + attribute
+						+ " is a SpEL expression, evaluated with the application's rights, so it is never taken from "
+						+ "configuration; read a setting through a bean instead, e.g. @settings.tenantHeader");
+			}
+			return raw;
 		}
 
 		Algorithm algorithm(Algorithm[] fromAnnotation) {

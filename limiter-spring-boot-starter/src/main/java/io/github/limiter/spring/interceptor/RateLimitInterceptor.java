@@ -8,7 +8,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -26,18 +28,22 @@ import io.github.limiter.RateLimitExceededException;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 import io.github.limiter.spring.web.Caller;
-import io.github.limiter.spring.web.RateLimitHeaders;
+import io.github.limiter.backend.local.LocalBackend;
 
 /**
  * Limits calls to methods annotated with {@code @RateLimit}: resolves the keys, asks the rate limiter, and proceeds,
  * calls the fallback or throws {@link RateLimitExceededException}.
  *
- * <p>One call goes through up to three decisions, each skipped when the method has no such limit: a check of the
- * limits that count only failures, the acquisition of the enforced limits (waiting up to their {@code maxWait}), and
- * the acquisition of the limits in shadow mode, whose rejections are only counted and logged. After the call, the
- * failure-counting limits record the call if it failed. Methods returning {@code Mono}, {@code Flux} or a
- * {@code CompletionStage} are limited when subscribed (or invoked), without blocking; others wait for the decision
- * on the calling thread.
+ * <p>Every call goes through one pipeline, {@link #admit}: a check of the limits that count only failures, the
+ * acquisition of the enforced limits (waiting up to their {@code maxWait}), and the acquisition of the limits in
+ * shadow mode, whose rejections are only counted and logged; each step is skipped when the method has no such limit,
+ * and steps whose answer is already there are not composed. After the call, the failure-counting limits record it if
+ * it failed. How the call waits for the admission depends on its return type ({@link RateLimitedMethod.Shape}):
+ * reactive types are decided when subscribed, a {@code CompletionStage} method runs once the decision is there (with
+ * the caller's thread context), and a plain method waits on its thread, which must not be an event-loop thread.
+ *
+ * <p>The response fields of a web request describe its handler's limits: a limited method called by the handler
+ * (a service) does not set them, and a rejection's 429 describes the limit that rejected it.
  */
 public class RateLimitInterceptor implements MethodInterceptor {
 
@@ -46,14 +52,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			RateLimitInterceptor.class.getClassLoader());
 
-	private static final long SHADOW_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
-
-	/** Where asynchronous limited methods continue once their decision arrives from another thread. */
-	static final java.util.concurrent.Executor CONTINUATIONS = java.util.concurrent.Executors.newCachedThreadPool(runnable -> {
-		Thread thread = new Thread(runnable, "limiter-continuation");
-		thread.setDaemon(true);
-		return thread;
-	});
+	private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
 	private final RateLimitOperationSource source;
 
@@ -63,7 +62,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 	private final BeanFactoryResolver beanResolver;
 
-	private final Map<String, Long> shadowLogged = new ConcurrentHashMap<>();
+	private final Supplier<Executor> continuations;
+
+	private final Map<String, Long> logged = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates an interceptor.
@@ -71,13 +72,16 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 * @param rateLimiter the rate limiter, looked up on first use
 	 * @param properties the limiter properties
 	 * @param beanFactory resolves {@code @bean} references in key expressions
+	 * @param continuations where a {@code CompletionStage} method runs when its decision arrives from another
+	 * thread, looked up on first use
 	 */
 	public RateLimitInterceptor(RateLimitOperationSource source, Supplier<RateLimiter> rateLimiter,
-			RateLimiterProperties properties, BeanFactory beanFactory) {
+			RateLimiterProperties properties, BeanFactory beanFactory, Supplier<Executor> continuations) {
 		this.source = source;
 		this.rateLimiter = rateLimiter;
 		this.properties = properties;
 		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
+		this.continuations = continuations;
 	}
 
 	@Override
@@ -88,32 +92,29 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		if (limited == null) {
 			return invocation.proceed();
 		}
-		Class<?> returnType = invocation.getMethod().getReturnType();
-		if (REACTOR_PRESENT && ReactiveRateLimits.isReactive(returnType)) {
-			return ReactiveRateLimits.limit(this, invocation, limited, targetClass);
+		return switch (limited.shape()) {
+			case REACTIVE -> ReactiveRateLimits.limit(this, invocation, limited, targetClass);
+			case STAGE -> limitStage(invocation, limited, targetClass);
+			case PLAIN -> limitPlain(invocation, limited, targetClass);
+		};
+	}
+
+	private Object limitPlain(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass)
+			throws Throwable {
+		boolean eventLoop = REACTOR_PRESENT && ReactiveRateLimits.onNonBlockingThread();
+		if (eventLoop && (limited.mayWait() || !(this.rateLimiter.get().backend() instanceof LocalBackend))) {
+			throw mustNotBlock(limited);
 		}
-		if (CompletionStage.class.isAssignableFrom(returnType)) {
-			return limitStage(invocation, limited, targetClass);
-		}
-		Call call = new Call(limited, invocation.getArguments(), target, targetClass, Caller.SERVLET);
-		Admission admission;
-		if (call.checked.isEmpty() && call.shadow.isEmpty() && call.maxWait.isZero() && !call.enforced.isEmpty()) {
-			// The common case, one plain acquire: decided directly, without composing stages.
-			admission = Admission.acquired(this.rateLimiter.get().decide(call.enforced, Operation.ACQUIRE), call.enforced);
-		}
-		else {
-			try {
-				admission = admit(call).toCompletableFuture().join();
-			}
-			catch (CompletionException ex) {
-				throw (ex.getCause() != null) ? ex.getCause() : ex;
-			}
-		}
+		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, Caller.current());
+		Admission admission = await(admit(call));
 		if (admission.rejection() != null) {
 			return rejected(call, admission.rejection());
 		}
-		exposeHeaders(admission);
+		describe(call, admission.decision(), admission.requests());
 		if (admission.delayNanos() > 0) {
+			if (eventLoop) {
+				throw mustNotBlock(limited);
+			}
 			// A queueing leaky bucket admitted the call on condition that it waits for its turn.
 			TimeUnit.NANOSECONDS.sleep(admission.delayNanos());
 		}
@@ -132,54 +133,96 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		return result;
 	}
 
+	private static IllegalStateException mustNotBlock(RateLimitedMethod limited) {
+		return new IllegalStateException("@RateLimit on " + limited.description() + ": the method returns "
+				+ limited.method().getReturnType().getSimpleName() + " and was called on the non-blocking thread '"
+				+ Thread.currentThread().getName() + "', where waiting for the limiter's decision would stall every "
+				+ "request of that event loop; return a Mono, Flux or CompletionStage so that the call is decided "
+				+ "without blocking, or call the method from a blocking scheduler");
+	}
+
+	private static Admission await(CompletableFuture<Admission> admitted) throws Throwable {
+		try {
+			// Bounded: the guard answers within its deadline, and a wait within maxWait.
+			return admitted.join();
+		}
+		catch (CompletionException ex) {
+			throw (ex.getCause() != null) ? ex.getCause() : ex;
+		}
+	}
+
 	private Object limitStage(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass) {
-		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, Caller.SERVLET);
-		CompletionStage<Admission> admitted = admit(call);
-		// The method runs on the caller's thread when the decision is already made, else on the limiter's executor:
-		// never on a Redis client's I/O thread or on the thread that fires deadlines.
-		CompletableFuture<Admission> decided = admitted.toCompletableFuture();
-		CompletionStage<Admission> next = decided.isDone() ? decided : decided.thenApplyAsync(a -> a, CONTINUATIONS);
-		return next.<Object>thenCompose(admission -> {
-			if (admission.rejection() != null) {
-				try {
-					@SuppressWarnings("unchecked")
-					CompletionStage<Object> fallback = (CompletionStage<Object>) rejected(call, admission.rejection());
-					return fallback;
-				}
-				catch (Throwable failure) {
-					return CompletableFuture.failedFuture(failure);
-				}
+		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, Caller.current());
+		CompletableFuture<Admission> admitted = admit(call);
+		if (admitted.isDone() && !admitted.isCompletedExceptionally() && admitted.join().delayNanos() == 0) {
+			return proceedStage(invocation, call, admitted.join());
+		}
+		// The method runs on the continuation executor, never on a Redis client's I/O thread or the thread that
+		// fires deadlines, and with the caller's request attributes, security context and MDC.
+		CompletableFuture<Object> result = new CompletableFuture<>();
+		Executor executor = this.continuations.get();
+		Object[] outcome = new Object[1];
+		Runnable proceed = ThreadContexts.wrap(() -> {
+			try {
+				proceedStage(invocation, call, (Admission) outcome[0]).whenComplete((value, failure) -> {
+					if (failure != null) {
+						result.completeExceptionally(unwrap(failure));
+					}
+					else {
+						result.complete(value);
+					}
+				});
 			}
-			CompletableFuture<Object> proceeded = new CompletableFuture<>();
-			Runnable proceed = () -> {
-				try {
-					((CompletionStage<?>) invocation.proceed()).whenComplete((result, failure) -> {
-						try {
-							recordFailuresSafely(call, unwrap(failure), result, false);
-						}
-						finally {
-							if (failure != null) {
-								proceeded.completeExceptionally(unwrap(failure));
-							}
-							else {
-								proceeded.complete(result);
-							}
-						}
-					});
-				}
-				catch (Throwable failure) {
-					recordFailuresSafely(call, failure, null, false);
-					proceeded.completeExceptionally(failure);
-				}
-			};
-			if (admission.delayNanos() > 0) {
-				CompletableFuture.delayedExecutor(admission.delayNanos(), TimeUnit.NANOSECONDS, CONTINUATIONS).execute(proceed);
+			catch (Throwable failure) {
+				result.completeExceptionally(failure);
 			}
-			else {
-				proceed.run();
-			}
-			return proceeded;
 		});
+		admitted.whenComplete((admission, failure) -> {
+			if (failure != null) {
+				result.completeExceptionally(unwrap(failure));
+				return;
+			}
+			outcome[0] = admission;
+			Executor later = (admission.delayNanos() > 0)
+					? CompletableFuture.delayedExecutor(admission.delayNanos(), TimeUnit.NANOSECONDS, executor) : executor;
+			later.execute(proceed);
+		});
+		return result;
+	}
+
+	/** Runs an admitted (or rejected) {@code CompletionStage} method on the current thread. */
+	@SuppressWarnings("unchecked")
+	private CompletionStage<Object> proceedStage(MethodInvocation invocation, Call call, Admission admission) {
+		if (admission.rejection() != null) {
+			try {
+				return (CompletionStage<Object>) rejected(call, admission.rejection());
+			}
+			catch (Throwable failure) {
+				return CompletableFuture.failedFuture(failure);
+			}
+		}
+		describe(call, admission.decision(), admission.requests());
+		CompletableFuture<Object> proceeded = new CompletableFuture<>();
+		try {
+			((CompletionStage<?>) invocation.proceed()).whenComplete((result, failure) -> {
+				try {
+					recordFailuresSafely(call, unwrap(failure), result, false);
+				}
+				finally {
+					if (failure != null) {
+						proceeded.completeExceptionally(unwrap(failure));
+					}
+					else {
+						proceeded.complete(result);
+					}
+				}
+			});
+		}
+		catch (Throwable failure) {
+			recordFailuresSafely(call, failure, null, false);
+			proceeded.completeExceptionally(failure);
+		}
+		return proceeded;
 	}
 
 	private static Throwable unwrap(Throwable failure) {
@@ -188,45 +231,60 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 	/**
 	 * Decides whether a call may proceed: check, acquire (with waiting), shadow. Never blocks when the backend
-	 * answers asynchronously.
+	 * answers asynchronously, and composes no stage for an answer that is already there.
 	 * @param call the call
 	 * @return the admission
 	 */
-	CompletionStage<Admission> admit(Call call) {
+	CompletableFuture<Admission> admit(Call call) {
 		RateLimiter limiter = this.rateLimiter.get();
-		CompletionStage<Decision> checked = call.checked.isEmpty() ? CompletableFuture.completedFuture(null)
-				: limiter.decideAsync(call.checked, Operation.CHECK);
-		return checked.thenCompose(check -> {
-			if (check != null && !check.allowed()) {
-				return CompletableFuture.completedFuture(new Admission(null, check, call.checked, 0));
-			}
-			CompletionStage<Decision> acquired;
-			if (call.enforced.isEmpty()) {
-				acquired = CompletableFuture.completedFuture(null);
-			}
-			else if (call.maxWait.isZero()) {
-				acquired = limiter.decideAsync(call.enforced, Operation.ACQUIRE);
-			}
-			else {
-				acquired = limiter.acquireAsync(call.enforced, call.maxWait);
-			}
-			return acquired.thenCompose(acquire -> {
-				if (acquire != null && !acquire.allowed()) {
-					return CompletableFuture.completedFuture(Admission.acquired(acquire, call.enforced));
-				}
-				Admission admission = (acquire != null) ? Admission.acquired(acquire, call.enforced)
-						: (check != null) ? new Admission(check, null, call.checked, 0) : new Admission(null, null, List.of(), 0);
-				if (call.shadow.isEmpty()) {
-					return CompletableFuture.completedFuture(admission);
-				}
-				return limiter.decideAsync(call.shadow, Operation.SHADOW).thenApply(shadow -> {
-					if (!shadow.allowed()) {
-						logShadowRejection(call, shadow);
-					}
-					return admission;
-				});
-			});
+		if (call.checked.isEmpty()) {
+			return acquire(limiter, call, null);
+		}
+		return then(limiter.decideAsync(call.checked, Operation.CHECK), check -> check.allowed()
+				? acquire(limiter, call, check)
+				: CompletableFuture.completedFuture(new Admission(null, check, call.checked, 0)));
+	}
+
+	private CompletableFuture<Admission> acquire(RateLimiter limiter, Call call, Decision check) {
+		if (call.enforced.isEmpty()) {
+			Admission admission = (check != null) ? new Admission(check, null, call.checked, 0)
+					: new Admission(null, null, List.of(), 0);
+			return shadow(limiter, call, admission);
+		}
+		CompletionStage<Decision> acquired = call.maxWait.isZero() ? limiter.decideAsync(call.enforced, Operation.ACQUIRE)
+				: limiter.acquireAsync(call.enforced, call.maxWait);
+		return then(acquired, acquire -> {
+			Admission admission = Admission.acquired(acquire, call.enforced);
+			return acquire.allowed() ? shadow(limiter, call, admission) : CompletableFuture.completedFuture(admission);
 		});
+	}
+
+	private CompletableFuture<Admission> shadow(RateLimiter limiter, Call call, Admission admission) {
+		if (call.shadow.isEmpty()) {
+			return CompletableFuture.completedFuture(admission);
+		}
+		return then(limiter.decideAsync(call.shadow, Operation.SHADOW), shadow -> {
+			if (!shadow.allowed()) {
+				logShadowRejection(call, shadow);
+			}
+			return CompletableFuture.completedFuture(admission);
+		});
+	}
+
+	/** The next step, applied at once when the answer is already there. */
+	private static <T, R> CompletableFuture<R> then(CompletionStage<T> stage, Function<T, CompletableFuture<R>> next) {
+		CompletableFuture<T> future = stage.toCompletableFuture();
+		if (future.isDone() && !future.isCompletedExceptionally()) {
+			return next.apply(future.join());
+		}
+		return future.thenCompose(next);
+	}
+
+	/** Sets the response fields when the call is the request's handler. */
+	void describe(Call call, Decision decision, List<LimitRequest> requests) {
+		if (decision != null && this.properties.getHeaders().isEnabled() && call.caller.handles(call.limited.method())) {
+			call.caller.describe(decision, requests);
+		}
 	}
 
 	/**
@@ -238,18 +296,10 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 */
 	Object rejected(Call call, RateLimitExceededException rejection) throws Throwable {
 		if (call.limited.fallback() != null) {
-			if (this.properties.getHeaders().isEnabled()) {
-				RateLimitHeaders.addToCurrentResponse(rejection.getDecision(), rejection.getRequests());
-			}
+			describe(call, rejection.getDecision(), rejection.getRequests());
 			return call.limited.fallback().invoke(call.target, call.args, rejection);
 		}
 		throw rejection;
-	}
-
-	void exposeHeaders(Admission admission) {
-		if (this.properties.getHeaders().isEnabled() && admission.decision() != null) {
-			RateLimitHeaders.addToCurrentResponse(admission.decision(), admission.requests());
-		}
 	}
 
 	/**
@@ -311,13 +361,18 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	private void logShadowRejection(Call call, Decision decision) {
+		logEvery("shadow:" + decision.limitName(), System.Logger.Level.INFO, () -> "Shadow limit '"
+				+ decision.limitName() + "' on " + call.limited.description() + " would have rejected a call (" + decision
+				+ "); logged at most every 10 s per limit");
+	}
+
+	/** Logs a message at most every 10 s per topic. */
+	private void logEvery(String topic, System.Logger.Level level, Supplier<String> message) {
 		long now = System.nanoTime();
-		Long last = this.shadowLogged.get(decision.limitName());
-		if (last == null || now - last > SHADOW_LOG_INTERVAL_NANOS) {
-			this.shadowLogged.put(decision.limitName(), now);
-			logger.log(System.Logger.Level.INFO, "Shadow limit '" + decision.limitName() + "' on "
-					+ call.limited.description() + " would have rejected a call (" + decision
-					+ "); logged at most every 10 s per limit");
+		Long last = this.logged.get(topic);
+		if ((last == null || now - last > LOG_INTERVAL_NANOS) && logger.isLoggable(level)) {
+			this.logged.put(topic, now);
+			logger.log(level, message.get());
 		}
 	}
 
@@ -356,15 +411,14 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			this.targetClass = targetClass;
 			this.caller = caller;
 			for (RateLimitOperation operation : limited.operations()) {
-				LimitRequest request;
-				try {
-					request = new LimitRequest(operation.limit(), key(operation), operation.cost());
+				String key = key(operation);
+				if (key.length() > LimitRequest.MAX_KEY_LENGTH) {
+					// The caller's input, not a server error: a 400 that shows the client none of the internals.
+					throw badKey(operation, RateLimitKeyException.Reason.TOO_LONG, "The rate limit key of this request is "
+							+ key.length() + " characters long; at most " + LimitRequest.MAX_KEY_LENGTH + " are accepted.",
+							"evaluated to " + key.length() + " characters");
 				}
-				catch (IllegalArgumentException ex) {
-					// A key from request data that is too long: the caller's input, not a server error.
-					throw new RateLimitKeyException(ex.getMessage() + " (key '" + operation.keyExpression() + "' on "
-							+ limited.description() + ")");
-				}
+				LimitRequest request = new LimitRequest(operation.limit(), key, operation.cost());
 				if (operation.failuresOnly()) {
 					this.checked.add(request);
 					this.checkedOperations.add(operation);
@@ -389,13 +443,28 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			int argument = operation.keyArgument();
 			Object value = (argument >= 0) ? ((argument < this.args.length) ? this.args[argument] : null)
 					: expression.getValue(context(RateLimitInterceptor.this.beanResolver));
-			String key = (value != null) ? value.toString() : "";
-			if (key.isEmpty() && RateLimitInterceptor.this.properties.getEmptyKey() == RateLimiterProperties.EmptyKey.REJECT) {
-				throw new RateLimitKeyException("The key '" + operation.keyExpression() + "' of limit '"
-						+ operation.limit().name() + "' on " + this.limited.description() + " evaluated to "
-						+ ((value == null) ? "null" : "an empty string"));
+			// A principal is keyed by its name: its toString() can carry a session id or credentials details.
+			String key = (value instanceof java.security.Principal principal) ? principal.getName()
+					: (value != null) ? value.toString() : null;
+			if (key == null || key.isEmpty()) {
+				if (RateLimitInterceptor.this.properties.getEmptyKey() == RateLimiterProperties.EmptyKey.REJECT) {
+					throw badKey(operation, RateLimitKeyException.Reason.MISSING,
+							"This request has no value for a rate limit key that is required.",
+							"evaluated to " + ((key == null) ? "null" : "an empty string"));
+				}
+				return "";
 			}
 			return key;
+		}
+
+		private RateLimitKeyException badKey(RateLimitOperation operation, RateLimitKeyException.Reason reason,
+				String message, String what) {
+			String detail = "the key '" + operation.keyExpression() + "' of limit '" + operation.limit().name() + "' on "
+					+ this.limited.description() + " " + what;
+			logEvery("key:" + reason + ":" + operation.limit().name(), System.Logger.Level.WARNING,
+					() -> "Rejected a call because " + detail + " (" + reason.title().toLowerCase(java.util.Locale.ROOT)
+							+ "); logged at most every 10 s per limit");
+			return new RateLimitKeyException(reason, message, detail);
 		}
 
 		RateLimitEvaluationContext context(BeanFactoryResolver beanResolver) {

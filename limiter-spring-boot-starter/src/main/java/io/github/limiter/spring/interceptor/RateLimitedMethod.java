@@ -2,6 +2,12 @@ package io.github.limiter.spring.interceptor;
 
 import java.lang.reflect.Method;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.util.ClassUtils;
+
+import io.github.limiter.algorithm.LeakyBucket;
 
 /**
  * Everything the interceptor needs to limit one method of one target class, built once: its operations (one per
@@ -19,6 +25,10 @@ public final class RateLimitedMethod {
 
 	private final String[] parameterNames;
 
+	private final Shape shape;
+
+	private final boolean mayWait;
+
 	RateLimitedMethod(Method method, Class<?> targetClass, List<RateLimitOperation> operations, FallbackMethod fallback,
 			String[] parameterNames) {
 		this.method = method;
@@ -26,6 +36,46 @@ public final class RateLimitedMethod {
 		this.operations = List.copyOf(operations);
 		this.fallback = fallback;
 		this.parameterNames = parameterNames;
+		this.shape = Shape.of(method.getReturnType());
+		this.mayWait = this.operations.stream()
+			.anyMatch(operation -> !operation.maxWait().isZero() || (operation.limit() instanceof LeakyBucket bucket
+					&& !bucket.nodelay() && bucket.capacity() > 1));
+	}
+
+	/** How a method's result is produced, which decides how its call waits for a decision. */
+	enum Shape {
+
+		/** A plain value: the calling thread waits for the decision (never an event-loop thread). */
+		PLAIN,
+
+		/** A {@code CompletionStage}: the method runs once the decision arrives, in the caller's context. */
+		STAGE,
+
+		/** A reactive type known to Spring's {@code ReactiveAdapterRegistry}: decided when subscribed. */
+		REACTIVE;
+
+		private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
+				Shape.class.getClassLoader());
+
+		static Shape of(Class<?> returnType) {
+			if (CompletionStage.class.isAssignableFrom(returnType)) {
+				return STAGE;
+			}
+			if (REACTOR_PRESENT && ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null) {
+				return REACTIVE;
+			}
+			return PLAIN;
+		}
+
+	}
+
+	Shape shape() {
+		return this.shape;
+	}
+
+	/** Whether an admitted call may have to wait: a {@code maxWait}, or a leaky bucket that queues. */
+	boolean mayWait() {
+		return this.mayWait;
 	}
 
 	/**

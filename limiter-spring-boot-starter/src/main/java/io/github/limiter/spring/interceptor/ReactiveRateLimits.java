@@ -3,78 +3,92 @@ package io.github.limiter.spring.interceptor;
 import java.time.Duration;
 
 import org.aopalliance.intercept.MethodInvocation;
-import org.springframework.aop.ProxyMethodInvocation;
 import org.reactivestreams.Publisher;
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 import io.github.limiter.spring.web.Caller;
-import io.github.limiter.spring.web.ExchangeCaller;
 
 /**
- * Limits methods returning {@code Mono} or {@code Flux} when they are subscribed, through the asynchronous backend
- * API: no thread waits for Redis, and waits and queue delays are {@code Mono.delay}s. In a WebFlux request, the
- * caller comes from the exchange in the Reactor context. Loaded only when Reactor is present.
+ * Limits methods returning a reactive type known to Spring's {@link ReactiveAdapterRegistry} ({@code Mono},
+ * {@code Flux}, RxJava, Mutiny...) when they are subscribed, through the asynchronous backend API: no thread waits
+ * for Redis, and waits and queue delays are timers. In a WebFlux request, the caller comes from the Reactor context,
+ * where the limiter's web filter put it; elsewhere it is the servlet request or the thread. Loaded only when Reactor
+ * is present; it refers to no web type, so it works in applications without one.
  */
 final class ReactiveRateLimits {
 
 	private ReactiveRateLimits() {
 	}
 
-	static boolean isReactive(Class<?> returnType) {
-		return Mono.class.isAssignableFrom(returnType) || Flux.class.isAssignableFrom(returnType);
+	static boolean onNonBlockingThread() {
+		return Schedulers.isInNonBlockingThread();
 	}
 
 	static Object limit(RateLimitInterceptor interceptor, MethodInvocation invocation, RateLimitedMethod limited,
 			Class<?> targetClass) {
-		Mono<RateLimitInterceptor.Call> call = Mono.deferContextual(context -> {
-			Mono<Caller> caller = context.<org.springframework.web.server.ServerWebExchange>getOrEmpty(
-					ExchangeCaller.CONTEXT_KEY)
-				.map(ExchangeCaller::of)
-				.orElseGet(() -> Mono.just(Caller.SERVLET));
-			return caller.map(who -> interceptor.new Call(limited, invocation.getArguments(), invocation.getThis(),
-					targetClass, who));
-		});
-		boolean mono = Mono.class.isAssignableFrom(invocation.getMethod().getReturnType());
+		ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance()
+			.getAdapter(invocation.getMethod().getReturnType());
+		Caller outside = Caller.current();
+		Mono<RateLimitInterceptor.Call> call = Mono.deferContextual(context -> context
+			.<Mono<Caller>>getOrEmpty(Caller.CONTEXT_KEY)
+			.orElseGet(() -> Mono.just(outside))
+			.map(who -> interceptor.new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, who)));
 		// publishOn: the method's publisher is assembled off the Redis client's I/O thread and the deadline thread.
-		Mono<Object> admitted = call.flatMap(limitedCall -> Mono.fromCompletionStage(() -> interceptor.admit(limitedCall))
+		Mono<Object> admitted = call.flatMap(limitedCall -> Mono.fromFuture(() -> interceptor.admit(limitedCall))
 			.publishOn(Schedulers.parallel())
 			.flatMap(admission -> {
 				if (admission.rejection() != null) {
 					return Mono.defer(() -> {
 						try {
-							return Mono.justOrEmpty(interceptor.rejected(limitedCall, admission.rejection()));
+							return Mono.just(new Fallback(interceptor.rejected(limitedCall, admission.rejection())));
 						}
 						catch (Throwable failure) {
 							return Mono.error(failure);
 						}
 					});
 				}
-				Mono<Object> proceed = Mono.just(new Proceed(interceptor, limitedCall, invocation));
+				interceptor.describe(limitedCall, admission.decision(), admission.requests());
+				Mono<Object> proceed = Mono.just(new Proceed(interceptor, limitedCall, invocation, adapter));
 				return (admission.delayNanos() > 0) ? Mono.delay(Duration.ofNanos(admission.delayNanos())).then(proceed)
 						: proceed;
 			}));
-		if (mono) {
-			return admitted.flatMap(next -> (next instanceof Proceed proceed) ? proceed.mono()
-					: (next instanceof Mono<?> fallback) ? fallback : Mono.just(next));
+		if (adapter.isMultiValue()) {
+			return adapter.fromPublisher(admitted.flatMapMany(next -> (next instanceof Proceed proceed) ? proceed.flux()
+					: Flux.from(((Fallback) next).publisher(adapter))));
 		}
-		return admitted.flatMapMany(next -> (next instanceof Proceed proceed) ? proceed.flux()
-				: (next instanceof Publisher<?> fallback) ? Flux.from(fallback) : Flux.just(next));
+		return adapter.fromPublisher(admitted.flatMap(next -> (next instanceof Proceed proceed) ? proceed.mono()
+				: Mono.from(((Fallback) next).publisher(adapter))));
+	}
+
+	/** What a fallback returned: the same reactive type as the method, or {@code null}. */
+	private record Fallback(Object result) {
+
+		@SuppressWarnings("unchecked")
+		Publisher<Object> publisher(ReactiveAdapter adapter) {
+			return (this.result != null) ? (Publisher<Object>) adapter.toPublisher(this.result) : Mono.empty();
+		}
+
 	}
 
 	/**
 	 * An admitted call. The method is invoked only now, on a clone of the invocation, so that each subscription
 	 * (a retry, say) runs the rest of the interceptor chain again.
 	 */
-	private record Proceed(RateLimitInterceptor interceptor, RateLimitInterceptor.Call call, MethodInvocation invocation) {
+	private record Proceed(RateLimitInterceptor interceptor, RateLimitInterceptor.Call call, MethodInvocation invocation,
+			ReactiveAdapter adapter) {
 
 		@SuppressWarnings("unchecked")
 		private Publisher<Object> publisher() {
 			try {
 				MethodInvocation clone = (this.invocation instanceof ProxyMethodInvocation proxy) ? proxy.invocableClone()
 						: this.invocation;
-				return (Publisher<Object>) clone.proceed();
+				Object result = clone.proceed();
+				return (result != null) ? (Publisher<Object>) this.adapter.toPublisher(result) : Mono.empty();
 			}
 			catch (Throwable failure) {
 				return Mono.error(failure);

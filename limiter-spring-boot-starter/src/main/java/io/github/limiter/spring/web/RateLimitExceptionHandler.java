@@ -26,6 +26,8 @@ import io.github.limiter.spring.interceptor.RateLimitKeyException;
 @Order(Ordered.LOWEST_PRECEDENCE - 1)
 public class RateLimitExceptionHandler {
 
+	private static final System.Logger logger = System.getLogger(RateLimitExceptionHandler.class.getName());
+
 	/**
 	 * The 429 answer.
 	 * @param exception the rejection
@@ -40,23 +42,29 @@ public class RateLimitExceptionHandler {
 		problem.setTitle("Too Many Requests");
 		problem.setProperty("limit", decision.limitName());
 		problem.setProperty("retryAfterSeconds", retryAfter);
-		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
-			.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter))
-			.header(RateLimitHeaders.POLICY, RateLimitHeaders.policy(exception.getRequests()))
-			.header(RateLimitHeaders.RATE_LIMIT, RateLimitHeaders.rateLimit(decision, exception.getRequests()))
-			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
-			.body(problem);
+		ResponseEntity.BodyBuilder response = ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
+			.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
+		// The fields describe the limit that rejected the request. On a servlet response they replace those of an
+		// admitted handler; a reactive response gets them here, and the handler's are then not added.
+		if (!RateLimitHeaders.replaceOnServletResponse(decision, exception.getRequests())) {
+			response.header(RateLimitHeaders.POLICY, RateLimitHeaders.policy(exception.getRequests()))
+				.header(RateLimitHeaders.RATE_LIMIT, RateLimitHeaders.rateLimit(decision, exception.getRequests()));
+		}
+		return response.contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
 	}
 
 	/**
-	 * The answer when a key expression gave no key and {@code limiter.empty-key=reject}.
+	 * The answer when a call's key is missing (with {@code limiter.empty-key=reject}) or too long: a 400 that says
+	 * which, without the limit, the expression or the method, which are logged instead.
 	 * @param exception the failure
 	 * @return a 400 response
 	 */
 	@ExceptionHandler(RateLimitKeyException.class)
-	public ResponseEntity<ProblemDetail> noKey(RateLimitKeyException exception) {
+	public ResponseEntity<ProblemDetail> badKey(RateLimitKeyException exception) {
+		logger.log(System.Logger.Level.DEBUG, () -> "Answered 400: " + exception.getMessage() + " ("
+				+ exception.getInternalDetail() + ")");
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, exception.getMessage());
-		problem.setTitle("Rate limit key missing");
+		problem.setTitle(exception.getReason().title());
 		return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
 	}
 

@@ -80,15 +80,18 @@ public final class RateLimitHeaders {
 	}
 
 	/**
-	 * Sets the fields on the response of the current servlet request, if any and not yet committed.
-	 * @param decision the decision
+	 * Sets the fields of a rejection on the response of the current servlet request, replacing the fields an admitted
+	 * handler set before a limited service it called rejected the request.
+	 * @param decision the rejection
 	 * @param requests the limits decided
+	 * @return whether there was a servlet response on this thread
 	 */
-	public static void addToCurrentResponse(Decision decision, List<LimitRequest> requests) {
-		if (SERVLET_PRESENT) {
-			ServletCalls.setHeader(POLICY, policy(requests));
-			ServletCalls.setHeader(RATE_LIMIT, rateLimit(decision, requests));
+	static boolean replaceOnServletResponse(Decision decision, List<LimitRequest> requests) {
+		if (!SERVLET_PRESENT) {
+			return false;
 		}
+		return ServletCalls.replaceHeader(POLICY, policy(requests))
+				&& ServletCalls.replaceHeader(RATE_LIMIT, rateLimit(decision, requests));
 	}
 
 	private static long seconds(Duration duration) {

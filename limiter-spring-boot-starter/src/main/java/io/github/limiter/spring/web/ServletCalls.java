@@ -1,12 +1,14 @@
 package io.github.limiter.spring.web;
 
-import java.security.Principal;
+import java.lang.reflect.Method;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerMapping;
 
 /**
  * The servlet request and response of the current thread. Loaded only when the servlet API is present.
@@ -26,21 +28,25 @@ final class ServletCalls {
 		return (attributes instanceof ServletRequestAttributes servlet) ? servlet.getResponse() : null;
 	}
 
-	static String remoteAddress() {
-		HttpServletRequest request = request();
-		return (request != null) ? request.getRemoteAddr() : null;
+	/** The handler method Spring MVC chose for a request, or {@code null}. Loaded only with Spring MVC. */
+	static Method handlerMethod(HttpServletRequest request) {
+		Object handler = request.getAttribute(HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE);
+		return (handler instanceof HandlerMethod method) ? method.getMethod() : null;
 	}
 
-	static Principal userPrincipal() {
-		HttpServletRequest request = request();
-		return (request != null) ? request.getUserPrincipal() : null;
-	}
-
-	static void setHeader(String name, String value) {
+	/**
+	 * Sets a field on the current response, replacing any value, unless there is no servlet request on this thread.
+	 * @return whether there was a response to set it on
+	 */
+	static boolean replaceHeader(String name, String value) {
 		HttpServletResponse response = response();
-		if (response != null && !response.isCommitted()) {
+		if (response == null) {
+			return false;
+		}
+		if (!response.isCommitted()) {
 			response.setHeader(name, value);
 		}
+		return true;
 	}
 
 }

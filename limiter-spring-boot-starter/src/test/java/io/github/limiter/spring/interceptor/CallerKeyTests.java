@@ -37,7 +37,17 @@ class CallerKeyTests {
 	}
 
 	private static MockHttpServletResponse request(String remoteAddress, String tenant) {
+		return request(remoteAddress, tenant, null);
+	}
+
+	/** A request whose handler, as Spring MVC chose it, is the named method of {@link Api}. */
+	private static MockHttpServletResponse request(String remoteAddress, String tenant, String handler) {
 		MockHttpServletRequest request = new MockHttpServletRequest();
+		if (handler != null) {
+			request.setAttribute(org.springframework.web.servlet.HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE,
+					new org.springframework.web.method.HandlerMethod(new Api(),
+						org.springframework.util.ReflectionUtils.findMethod(Api.class, handler)));
+		}
 		request.setRemoteAddr(remoteAddress);
 		request.addHeader("X-Tenant", tenant);
 		MockHttpServletResponse response = new MockHttpServletResponse();
@@ -61,7 +71,7 @@ class CallerKeyTests {
 	void perRequestHeaderAndPerClientIp() {
 		this.runner.run(context -> {
 			Api api = context.getBean(Api.class);
-			MockHttpServletResponse response = request("10.0.0.1", "acme");
+			MockHttpServletResponse response = request("10.0.0.1", "acme", "perTenant");
 			api.perTenant();
 			assertThat(response.getHeader("RateLimit")).isEqualTo("\"Api.perTenant\";r=0;t=60");
 			assertThat(response.getHeader("RateLimit-Policy")).isEqualTo("\"Api.perTenant\";q=1;w=60");
@@ -80,9 +90,34 @@ class CallerKeyTests {
 	@Test
 	void headersOnAdmittedResponsesCanBeSwitchedOff() {
 		this.runner.withPropertyValues("limiter.headers.enabled=false").run(context -> {
-			MockHttpServletResponse response = request("10.0.0.1", "acme");
+			MockHttpServletResponse response = request("10.0.0.1", "acme", "perTenant");
 			context.getBean(Api.class).perTenant();
 			assertThat(response.getHeader("RateLimit")).isNull();
+		});
+	}
+
+	@Test
+	void aLimitedMethodThatIsNotTheHandlerLeavesTheResponseAlone() {
+		this.runner.run(context -> {
+			MockHttpServletResponse response = request("10.0.0.1", "acme", "perIp");
+			context.getBean(Api.class).perTenant();
+			assertThat(response.getHeaderNames()).as("a service called by the handler").isEmpty();
+		});
+	}
+
+	@Test
+	void aPrincipalIsKeyedByItsNameNotByItsSessionDetails() {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			TestingAuthenticationToken first = new TestingAuthenticationToken("alice", "pw", List.of());
+			first.setDetails("session 1");
+			SecurityContextHolder.getContext().setAuthentication(first);
+			api.perPrincipal();
+			TestingAuthenticationToken second = new TestingAuthenticationToken("alice", "pw", List.of());
+			second.setDetails("session 2");
+			SecurityContextHolder.getContext().setAuthentication(second);
+			assertThatExceptionOfType(RateLimitExceededException.class).as("alice again, in another session")
+				.isThrownBy(api::perPrincipal);
 		});
 	}
 
@@ -98,6 +133,10 @@ class CallerKeyTests {
 
 		@RateLimit(key = "#ip", max = "1", window = "1m")
 		public void perIp() {
+		}
+
+		@RateLimit(key = "#principal", max = "1", window = "1m")
+		public void perPrincipal() {
 		}
 
 	}

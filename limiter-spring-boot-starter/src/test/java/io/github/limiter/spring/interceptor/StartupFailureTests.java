@@ -48,6 +48,26 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aPlaceholderInAKeyIsRefusedBecauseConfigurationMustNotBecomeCode() {
+		assertStartupFails(PlaceholderKey.class, "Invalid @RateLimit on " + PlaceholderKey.class.getName()
+				+ ".call(java.lang.String): attribute 'key' = '${tenant.key}' contains a ${...} placeholder: key is a SpEL "
+				+ "expression, evaluated with the application's rights, so it is never taken from configuration; read a "
+				+ "setting through a bean instead, e.g. @settings.tenantHeader",
+				"tenant.key=T(java.lang.Runtime).getRuntime().exec('touch /tmp/owned')");
+	}
+
+	@Test
+	void aPlaceholderInRecordIfIsRefused() {
+		this.runner.withBean(PlaceholderRecordIf.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageStartingWith("Invalid @RateLimit on " + PlaceholderRecordIf.class.getName()
+						+ ".call(java.lang.String): attribute 'recordIf' = '${failed:#result == null}' contains a ${...} "
+						+ "placeholder");
+		});
+	}
+
+	@Test
 	void unknownPolicy() {
 		assertStartupFails(UnknownPolicy.class, "Invalid @RateLimit on " + UnknownPolicy.class.getName()
 				+ ".call(): attribute 'policy' = 'nope' names no policy under limiter.policies (defined: [known])",
@@ -209,6 +229,23 @@ class StartupFailureTests {
 
 		@RateLimit(key = "#user +", max = "1", window = "1m")
 		public void call(String user) {
+		}
+
+	}
+
+	static class PlaceholderKey {
+
+		@RateLimit(key = "${tenant.key}", max = "1", window = "1m")
+		public void call(String user) {
+		}
+
+	}
+
+	static class PlaceholderRecordIf {
+
+		@RateLimit(recordIf = "${failed:#result == null}", max = "1", window = "1m")
+		public String call(String user) {
+			return user;
 		}
 
 	}

@@ -59,10 +59,29 @@ class ReactiveWebTests {
 	void aReactiveEndpointIsLimitedPerClientIpLikeItsMvcTwin() throws Exception {
 		HttpResponse<String> first = get("/mono/ip").get(5, TimeUnit.SECONDS);
 		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.headers().allValues("RateLimit-Policy")).containsExactly("\"by-ip\";q=1;w=60");
+		assertThat(first.headers().allValues("RateLimit")).containsExactly("\"by-ip\";r=0;t=60");
 		HttpResponse<String> limited = get("/mono/ip").get(5, TimeUnit.SECONDS);
 		assertThat(limited.statusCode()).isEqualTo(429);
-		assertThat(limited.headers().firstValue("RateLimit-Policy")).hasValue("\"by-ip\";q=1;w=60");
+		assertThat(limited.headers().allValues("RateLimit-Policy")).containsExactly("\"by-ip\";q=1;w=60");
 		assertThat(limited.body()).contains("\"status\":429");
+	}
+
+	@Test
+	void aLimitedServiceCalledByAnUnlimitedHandlerSetsNoFields() throws Exception {
+		HttpResponse<String> response = get("/unlimited").get(5, TimeUnit.SECONDS);
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.body()).isEqualTo("service");
+		assertThat(response.headers().allValues("RateLimit-Policy")).isEmpty();
+	}
+
+	@Test
+	void aPlainHandlerIsRefusedOnTheEventLoopInsteadOfBlockingIt() throws Exception {
+		long asked = SlowBackend.decisions;
+		HttpResponse<String> response = get("/plain").get(5, TimeUnit.SECONDS);
+		assertThat(response.statusCode()).isEqualTo(500);
+		assertThat(SlowBackend.decisions).as("nothing was decided, so nothing was taken").isEqualTo(asked);
+		assertThat(SlowBackend.blockingCallsOnNonBlockingThreads).isZero();
 	}
 
 	@Test
@@ -82,7 +101,7 @@ class ReactiveWebTests {
 
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
-	@Import(Controller.class)
+	@Import({ Controller.class, LimitedService.class })
 	static class Application {
 
 		@Bean
@@ -97,10 +116,13 @@ class ReactiveWebTests {
 
 		static volatile int blockingCallsOnNonBlockingThreads;
 
+		static volatile long decisions;
+
 		private final LocalBackend local = LocalBackend.create();
 
 		@Override
 		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+			decisions++;
 			boolean slow = requests.get(0).limit().name().equals("slow");
 			Decision decision = this.local.decide(requests, operation);
 			if (!slow) {
@@ -125,13 +147,40 @@ class ReactiveWebTests {
 
 	}
 
+	@org.springframework.stereotype.Service
+	static class LimitedService {
+
+		@RateLimit(name = "reactive-service", max = "100", window = "1m")
+		public Mono<String> work() {
+			return Mono.just("service");
+		}
+
+	}
+
 	@RestController
 	static class Controller {
+
+		private final LimitedService service;
+
+		Controller(LimitedService service) {
+			this.service = service;
+		}
 
 		@GetMapping("/mono/ip")
 		@RateLimit(name = "by-ip", key = "#ip", max = "1", window = "1m")
 		public Mono<String> byIp() {
 			return Mono.just("ok");
+		}
+
+		@GetMapping("/plain")
+		@RateLimit(name = "plain", max = "5", window = "1m")
+		public String plain() {
+			return "plain";
+		}
+
+		@GetMapping("/unlimited")
+		public Mono<String> unlimited() {
+			return this.service.work();
 		}
 
 		@GetMapping("/slow/{id}")

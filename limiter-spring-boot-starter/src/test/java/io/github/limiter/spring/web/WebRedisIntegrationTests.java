@@ -152,7 +152,9 @@ class WebRedisIntegrationTests {
 		get("/orders/" + user);
 		assertThat(get("/actuator/ratelimiters/orders/" + user).body()).contains("\"available\":0");
 		assertThat(delete("/actuator/ratelimiters/orders/" + user).statusCode()).isEqualTo(204);
-		assertThat(get("/actuator/ratelimiters/orders/" + user).body()).contains("\"available\":2");
+		assertThat(get("/actuator/ratelimiters/orders/" + user).body()).contains("\"available\":2")
+			.as("a full key has nothing to refill")
+			.contains("\"resetAfterMillis\":0");
 		assertThat(get("/actuator/ratelimiters/nope").statusCode()).isEqualTo(404);
 	}
 
