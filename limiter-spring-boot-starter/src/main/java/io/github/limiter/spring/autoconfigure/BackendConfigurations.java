@@ -7,6 +7,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.limiter.backend.local.LocalBackend;
@@ -28,6 +29,14 @@ final class BackendConfigurations {
 	private BackendConfigurations() {
 	}
 
+	private static String keyPrefix(RateLimiterProperties properties, Environment environment) {
+		String prefix = properties.keyPrefixFor(environment.getProperty("spring.application.name"));
+		logger.log(System.Logger.Level.INFO, "Rate limits are kept in Redis under the key prefix '" + prefix + "'"
+				+ ((properties.getKeyPrefix() == null) ? " (set limiter.key-prefix to share limits with other applications)"
+						: ""));
+		return prefix;
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(RedissonClient.class)
 	@ConditionalOnBean(RedissonClient.class)
@@ -36,9 +45,10 @@ final class BackendConfigurations {
 	static class RedissonBackendConfiguration {
 
 		@Bean
-		RedissonBackend rateLimiterBackend(RedissonClient redisson, RateLimiterProperties properties) {
+		RedissonBackend rateLimiterBackend(RedissonClient redisson, RateLimiterProperties properties,
+				Environment environment) {
 			return RedissonBackend.builder(redisson)
-				.keyPrefix(properties.getKeyPrefix())
+				.keyPrefix(keyPrefix(properties, environment))
 				.tokenBucketMode(properties.getRedisson().getTokenBucketMode())
 				.coalesce(properties.getRedis().isCoalesce())
 				.denialCacheSize(properties.getRedis().getDenialCacheSize())
@@ -56,10 +66,10 @@ final class BackendConfigurations {
 
 		@Bean
 		RedisScriptBackend rateLimiterBackend(ObjectProvider<RedisConnectionFactory> connectionFactory,
-				RateLimiterProperties properties) {
+				RateLimiterProperties properties, Environment environment) {
 			// Lettuce decides without blocking; Jedis has no asynchronous API and runs on the caller's thread.
 			return SpringDataRedisScriptExecutor.backend(connectionFactory.getObject(), Runnable::run)
-				.keyPrefix(properties.getKeyPrefix())
+				.keyPrefix(keyPrefix(properties, environment))
 				.coalesce(properties.getRedis().isCoalesce())
 				.denialCacheSize(properties.getRedis().getDenialCacheSize())
 				.build();

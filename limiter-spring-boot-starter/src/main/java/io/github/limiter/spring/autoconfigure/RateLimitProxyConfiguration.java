@@ -19,6 +19,7 @@ import io.github.limiter.spring.interceptor.AnnotationRateLimitOperationSource;
 import io.github.limiter.spring.interceptor.RateLimitAdvisor;
 import io.github.limiter.spring.interceptor.RateLimitInterceptor;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
+import io.github.limiter.spring.interceptor.RateLimitStartupValidator;
 
 /**
  * The infrastructure that applies {@code @RateLimit}: the operation source, the interceptor and the advisor, plus an
@@ -54,6 +55,14 @@ class RateLimitProxyConfiguration {
 		advisor.setAdvice(rateLimitInterceptor);
 		advisor.setOrder(bind(environment).getAop().getOrder());
 		return advisor;
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static RateLimitStartupValidator rateLimitStartupValidator(
+			org.springframework.beans.factory.config.ConfigurableListableBeanFactory beanFactory,
+			RateLimitOperationSource rateLimitOperationSource) {
+		return new RateLimitStartupValidator(beanFactory, rateLimitOperationSource);
 	}
 
 	private static RateLimiterProperties bind(Environment environment) {

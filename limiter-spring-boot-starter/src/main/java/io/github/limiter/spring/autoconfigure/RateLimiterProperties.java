@@ -33,9 +33,11 @@ public class RateLimiterProperties {
 	private BackendType backend = BackendType.AUTO;
 
 	/**
-	 * Prefix of every Redis key the limiter writes; must not contain braces.
+	 * Prefix of every Redis key the limiter writes; must not contain braces. Defaults to
+	 * "limiter:<spring.application.name>:" when the application has a name, so that applications sharing one Redis
+	 * never share a limit by accident, and to "limiter:" otherwise.
 	 */
-	private String keyPrefix = "limiter:";
+	private String keyPrefix;
 
 	/**
 	 * How a key expression that evaluates to null or an empty string is handled: 'shared' puts all such calls in one
@@ -88,6 +90,19 @@ public class RateLimiterProperties {
 
 	public String getKeyPrefix() {
 		return this.keyPrefix;
+	}
+
+	/**
+	 * The prefix in force: {@link #getKeyPrefix()} when set, otherwise one made of the application's name.
+	 * @param applicationName {@code spring.application.name}, or {@code null}
+	 * @return the prefix
+	 */
+	public String keyPrefixFor(String applicationName) {
+		if (this.keyPrefix != null) {
+			return this.keyPrefix;
+		}
+		return (applicationName == null || applicationName.isBlank()) ? "limiter:"
+				: "limiter:" + applicationName.trim().replace("{", "(").replace("}", ")") + ":";
 	}
 
 	public void setKeyPrefix(String keyPrefix) {

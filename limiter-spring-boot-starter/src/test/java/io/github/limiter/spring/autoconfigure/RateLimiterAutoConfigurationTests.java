@@ -107,6 +107,24 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
+	@org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+	void anApplicationWhoseRedisDoesNotAnswerSaysSoAtStartup(org.springframework.boot.test.system.CapturedOutput output) {
+		this.runner.withPropertyValues("limiter.backend=redis")
+			.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
+					new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
+			.run(context -> {
+				// No call is made: the heartbeat's first probe, sent when the limiter is created, finds the outage.
+				long giveUp = System.nanoTime() + 20_000_000_000L;
+				while (!output.getAll().contains("Rate limiter backend failed a probe") && System.nanoTime() < giveUp) {
+					Thread.sleep(50);
+				}
+				assertThat(output.getAll()).contains("WARN")
+					.contains("Rate limiter backend failed a probe after the heartbeat")
+					.contains("circuit open");
+			});
+	}
+
+	@Test
 	void healthIsDegradedAtOnceWhenNothingListensAndNeverWaitsForRedis() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class, RateLimiterHealthAutoConfiguration.class))
@@ -164,6 +182,30 @@ class RateLimiterAutoConfigurationTests {
 			.isLessThan(org.springframework.core.Ordered.LOWEST_PRECEDENCE));
 		this.runner.withPropertyValues("limiter.aop.order=42")
 			.run(context -> assertThat(context.getBean(RateLimitAdvisor.class).getOrder()).isEqualTo(42));
+	}
+
+	@Test
+	void applicationsSharingARedisKeepTheirLimitsApartByName() {
+		io.github.limiter.testsupport.RedisProcess redis = io.github.limiter.testsupport.TestRedis.standalone();
+		String name = "shop-" + java.util.UUID.randomUUID();
+		java.util.function.Supplier<RedisConnectionFactory> factory = () -> new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", redis.port()));
+		io.github.limiter.Limit orders = io.github.limiter.algorithm.FixedWindow.of("orders", 5,
+				java.time.Duration.ofMinutes(1));
+		this.runner.withBean(RedisConnectionFactory.class, factory)
+			.withPropertyValues("spring.application.name=" + name, "limiter.failure.deadline=5s")
+			.run(context -> {
+				io.github.limiter.Decision decision = context.getBean(RateLimiter.class).acquire(orders, "alice");
+				assertThat(redis.command("KEYS", "limiter:" + name + ":*")).as("%s", decision).contains("alice");
+			});
+		String shared = "shared-" + java.util.UUID.randomUUID() + ":";
+		this.runner.withBean(RedisConnectionFactory.class, factory)
+			.withPropertyValues("spring.application.name=" + name, "limiter.key-prefix=" + shared,
+					"limiter.failure.deadline=5s")
+			.run(context -> {
+				io.github.limiter.Decision decision = context.getBean(RateLimiter.class).acquire(orders, "bob");
+				assertThat(redis.command("KEYS", shared + "*")).as("an explicit prefix wins (%s)", decision).contains("bob");
+			});
 	}
 
 	static class CustomBackend implements RateLimiterBackend {

@@ -68,6 +68,24 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aBadAnnotationFailsStartupEvenWithLazyInitialization() {
+		org.springframework.boot.builder.SpringApplicationBuilder application = new org.springframework.boot.builder.SpringApplicationBuilder(
+				LazyApplication.class)
+			.web(org.springframework.boot.WebApplicationType.NONE)
+			.properties("spring.main.lazy-initialization=true", "limiter.backend=local", "spring.main.banner-mode=off");
+		org.assertj.core.api.Assertions.assertThatIllegalStateException()
+			.isThrownBy(() -> application.run().close())
+			.withMessage("Invalid @RateLimit on " + ZeroLimit.class.getName() + ".call(): attribute 'max' = '0' must be positive");
+	}
+
+	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@org.springframework.boot.autoconfigure.ImportAutoConfiguration(io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration.class)
+	@org.springframework.context.annotation.Import(ZeroLimit.class)
+	static class LazyApplication {
+
+	}
+
+	@Test
 	void unknownPolicy() {
 		assertStartupFails(UnknownPolicy.class, "Invalid @RateLimit on " + UnknownPolicy.class.getName()
 				+ ".call(): attribute 'policy' = 'nope' names no policy under limiter.policies (defined: [known])",
