@@ -1,6 +1,8 @@
 package io.github.limiter.spring.interceptor;
 
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import io.micrometer.context.ContextSnapshotFactory;
 import org.slf4j.MDC;
@@ -56,23 +58,26 @@ final class ThreadContexts {
 		return wrapped;
 	}
 
+	/** Runs the task with a value set on the thread, then puts the thread's own value back. */
+	private static <T> Runnable with(Runnable task, T captured, Supplier<T> current, Consumer<T> set) {
+		return () -> {
+			T previous = current.get();
+			set.accept(captured);
+			try {
+				task.run();
+			}
+			finally {
+				set.accept(previous);
+			}
+		};
+	}
+
 	private static final class Web {
 
 		static Runnable wrap(Runnable task) {
 			RequestAttributes captured = RequestContextHolder.getRequestAttributes();
-			if (captured == null) {
-				return task;
-			}
-			return () -> {
-				RequestAttributes previous = RequestContextHolder.getRequestAttributes();
-				RequestContextHolder.setRequestAttributes(captured);
-				try {
-					task.run();
-				}
-				finally {
-					RequestContextHolder.setRequestAttributes(previous);
-				}
-			};
+			return (captured != null) ? with(task, captured, RequestContextHolder::getRequestAttributes,
+					RequestContextHolder::setRequestAttributes) : task;
 		}
 
 	}
@@ -80,17 +85,8 @@ final class ThreadContexts {
 	private static final class Security {
 
 		static Runnable wrap(Runnable task) {
-			SecurityContext captured = SecurityContextHolder.getContext();
-			return () -> {
-				SecurityContext previous = SecurityContextHolder.getContext();
-				SecurityContextHolder.setContext(captured);
-				try {
-					task.run();
-				}
-				finally {
-					SecurityContextHolder.setContext(previous);
-				}
-			};
+			return with(task, SecurityContextHolder.getContext(), SecurityContextHolder::getContext,
+					SecurityContextHolder::setContext);
 		}
 
 	}
@@ -98,17 +94,7 @@ final class ThreadContexts {
 	private static final class Mdc {
 
 		static Runnable wrap(Runnable task) {
-			Map<String, String> captured = MDC.getCopyOfContextMap();
-			return () -> {
-				Map<String, String> previous = MDC.getCopyOfContextMap();
-				set(captured);
-				try {
-					task.run();
-				}
-				finally {
-					set(previous);
-				}
-			};
+			return with(task, MDC.getCopyOfContextMap(), MDC::getCopyOfContextMap, Mdc::set);
 		}
 
 		private static void set(Map<String, String> context) {

@@ -107,21 +107,49 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
-	@org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
-	void anApplicationWhoseRedisDoesNotAnswerSaysSoAtStartup(org.springframework.boot.test.system.CapturedOutput output) {
-		this.runner.withPropertyValues("limiter.backend=redis")
-			.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
-					new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
-			.run(context -> {
-				// No call is made: the heartbeat's first probe, sent when the limiter is created, finds the outage.
-				long giveUp = System.nanoTime() + 20_000_000_000L;
-				while (!output.getAll().contains("Rate limiter backend failed a probe") && System.nanoTime() < giveUp) {
-					Thread.sleep(50);
-				}
-				assertThat(output.getAll()).contains("WARN")
-					.contains("Rate limiter backend failed a probe after the heartbeat")
-					.contains("circuit open");
-			});
+	void anApplicationWhoseRedisDoesNotAnswerSaysSoAtStartup() throws Exception {
+		// The guard logs through System.Logger, which is java.util.logging here: its records are read there.
+		java.util.logging.Logger guardLog = java.util.logging.Logger.getLogger(
+				io.github.limiter.guard.GuardedBackend.class.getName());
+		java.util.List<java.util.logging.LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+		java.util.logging.Handler handler = new java.util.logging.Handler() {
+
+			@Override
+			public void publish(java.util.logging.LogRecord record) {
+				records.add(record);
+			}
+
+			@Override
+			public void flush() {
+			}
+
+			@Override
+			public void close() {
+			}
+
+		};
+		guardLog.addHandler(handler);
+		try {
+			this.runner.withPropertyValues("limiter.backend=redis")
+				.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
+						new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
+				.run(context -> {
+					// No call is made: the heartbeat's first probe, sent when the limiter is created, finds the outage.
+					long giveUp = System.nanoTime() + 20_000_000_000L;
+					while (records.stream().noneMatch(r -> r.getLevel() == java.util.logging.Level.WARNING)
+							&& System.nanoTime() < giveUp) {
+						Thread.sleep(50);
+					}
+					assertThat(records).filteredOn(r -> r.getLevel() == java.util.logging.Level.WARNING)
+						.singleElement()
+						.satisfies(r -> assertThat(r.getMessage())
+							.startsWith("Rate limiter backend failed a probe after the heartbeat")
+							.contains("circuit open"));
+				});
+		}
+		finally {
+			guardLog.removeHandler(handler);
+		}
 	}
 
 	@Test
