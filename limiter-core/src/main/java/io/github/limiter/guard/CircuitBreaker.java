@@ -9,8 +9,8 @@ import java.util.function.LongSupplier;
  * Whether decisions go to the backend, moved only by probes: a decision that fails or misses its deadline is a
  * suspicion, never a verdict.
  *
- * <p>Closed: decisions go to the backend; a suspicion starts a probe (one at a time). A probe that gets no answer
- * opens the breaker. Open: no decision goes to the backend; every {@code openDuration} one probe is allowed, and its
+ * <p>Closed: decisions go to the backend; a suspicion starts a probe (one at a time). A probe that fails opens the
+ * breaker; one that proves nothing (no answer, yet the backend answered other calls) leaves it as it is. Open: no decision goes to the backend; every {@code openDuration} one probe is allowed, and its
  * success is the only thing that closes the breaker. A late answer of a decision sent before the breaker opened
  * changes nothing, so a half-slow backend cannot make the breaker flap.
  */
@@ -69,6 +69,13 @@ public final class CircuitBreaker {
 		boolean closes = current.open && this.status.compareAndSet(current, new Status(false, this.nanoClock.getAsLong()));
 		this.probing.set(false);
 		return closes;
+	}
+
+	/**
+	 * The probe got no answer, but the backend answered something else meanwhile: it is alive, nothing changes.
+	 */
+	public void probeInconclusive() {
+		this.probing.set(false);
 	}
 
 	/**

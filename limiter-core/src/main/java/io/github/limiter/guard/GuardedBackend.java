@@ -48,10 +48,15 @@ import io.github.limiter.spi.RateLimiterBackend;
  * if it has not been sent yet.
  *
  * <p><b>Detection.</b> A decision that fails with a {@link BackendException} or misses its deadline is a suspicion:
- * it starts a probe (one at a time) and is answered by the failure policy. Only a probe that gets no answer within
- * {@code maxDeadline} opens the {@link CircuitBreaker}; only a probe that answers closes it. Any other exception is a
- * bug and is thrown, never hidden by the policy. Probes also run as a heartbeat ({@link Builder#heartbeat}), so an
- * outage is seen without traffic and the health reflects the last contact.
+ * it starts a probe (one at a time) and is answered by the failure policy. A probe that fails with a
+ * {@link BackendException} (a refused or broken connection) opens the {@link CircuitBreaker}. Silence takes more: a
+ * probe without an answer within {@code maxDeadline} is followed by a second one, and the circuit opens only when that
+ * one gets no answer either and nothing else the backend was asked (a decision, or the first probe, however late)
+ * answered since the first was sent. A JVM stalled for longer than {@code maxDeadline} (a long collection, starved
+ * CPUs) reads its answers late but reads them, so it is not taken for a dead backend and does not start deciding on
+ * local shares beside a backend that goes on deciding. Only a probe that answers closes the circuit. Any other
+ * exception is a bug and is thrown, never hidden by the policy. Probes also run as a heartbeat
+ * ({@link Builder#heartbeat}), so an outage is seen without traffic and the health reflects the last contact.
  *
  * <p><b>Policy.</b> While the circuit is open, {@link FailurePolicy#LOCAL} decides on a local share of each limit:
  * the limit divided by the number of instances, which the heartbeat counts when the backend is an
@@ -139,6 +144,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	/** Whether the backend ever answered a probe or a decision. */
 	private volatile boolean answered;
 
+	/** Monotonic time of the backend's last answer to anything (a decision, a probe, a late probe). */
+	private volatile long lastAnswerNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
+
 	private GuardedBackend(Builder builder) {
 		this.delegate = builder.delegate;
 		this.registry = (builder.delegate instanceof InstanceRegistry known) ? known : null;
@@ -202,11 +210,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 		return call.handle((decision, failure) -> {
 			if (failure == null) {
-				long end = System.nanoTime();
-				this.deadline.record(end - start, end);
-				if (!this.answered) {
-					this.answered = true;
-				}
+				answered(start, System.nanoTime());
 				return decision;
 			}
 			suspect(failure, limit);
@@ -276,6 +280,18 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		probe("a decision got " + reason);
 	}
 
+	/** The backend answered a call sent at {@code start}: the deadline learns its latency. */
+	private void answered(long start, long end) {
+		this.deadline.record(end - start, end);
+		// Written only when it moves by a millisecond, so that busy callers do not all write one field.
+		if (end - this.lastAnswerNanos > 1_000_000) {
+			this.lastAnswerNanos = end;
+		}
+		if (!this.answered) {
+			this.answered = true;
+		}
+	}
+
 	/**
 	 * Sends the probe if it is due (none in flight; when open, the open period is over). It announces this instance
 	 * when the backend keeps an instance registry, and checks a key otherwise.
@@ -284,6 +300,14 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		if (this.closed || !this.breaker.tryStartProbe()) {
 			return;
 		}
+		sendProbe(trigger, System.nanoTime(), false);
+	}
+
+	/**
+	 * Sends one probe of the probe that started at {@code since}. Its answer is awaited on a copy, so that a late
+	 * answer still reaches {@link #answered} and shows that the backend is alive.
+	 */
+	private void sendProbe(String trigger, long since, boolean confirming) {
 		long start = System.nanoTime();
 		CompletableFuture<Integer> answer;
 		try {
@@ -294,21 +318,36 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		catch (RuntimeException ex) {
 			answer = CompletableFuture.failedFuture(ex);
 		}
-		answer.orTimeout(probeTimeout().toNanos(), TimeUnit.NANOSECONDS).whenComplete((count, failure) -> {
-			long end = System.nanoTime();
+		answer.whenComplete((count, failure) -> {
 			if (failure == null) {
+				answered(start, System.nanoTime());
+			}
+		});
+		answer.copy().orTimeout(probeTimeout().toNanos(), TimeUnit.NANOSECONDS).whenComplete((count, failure) -> {
+			long end = System.nanoTime();
+			Throwable cause = (failure != null) ? unwrap(failure) : null;
+			if (cause == null) {
 				probeAnswered(count, end - start, end, trigger);
 			}
+			else if (!(cause instanceof TimeoutException) || !this.breaker.isClosed()) {
+				probeFailed(cause, trigger);
+			}
+			else if (this.lastAnswerNanos - since >= 0) {
+				this.breaker.probeInconclusive();
+				notDown("a probe got no answer within " + probeTimeout().toMillis()
+						+ " ms, but the backend answered other calls meanwhile", end);
+			}
+			else if (!confirming) {
+				sendProbe(trigger, since, true);
+			}
 			else {
-				probeFailed(unwrap(failure), trigger);
+				probeFailed(cause, trigger + ", and a second probe");
 			}
 		});
 	}
 
 	private void probeAnswered(int count, long latency, long now, String trigger) {
-		this.deadline.record(latency, now);
 		this.lastProbe.set(new Probe(Instant.now(), Duration.ofNanos(latency), null));
-		this.answered = true;
 		if (count > 0) {
 			int previous = this.liveInstances.getAndSet(count);
 			if (previous != count) {
@@ -320,25 +359,33 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			}
 		}
 		if (this.breaker.probeSucceeded()) {
-			Duration open = this.breaker.inStateFor();
 			logger.log(Level.INFO, "Rate limiter backend answered a probe in " + millis(latency)
 					+ " ms: circuit closed, decisions go to it again (" + (this.degraded.get() - this.degradedWhenOpened.get())
 					+ " decisions were made by the failure policy while it was open)");
 			this.unlogged.set(0);
 			return;
 		}
-		long failed = this.unlogged.get();
-		long last = this.lastSuspicionLog.get();
-		if (failed > 0 && now - last >= SUSPICION_LOG_NANOS && this.lastSuspicionLog.compareAndSet(last, now)) {
-			this.unlogged.addAndGet(-failed);
-			Failure lastFailure = this.lastFailure.get();
-			logger.log(Level.WARNING, "Rate limiter: " + failed + " decisions failed or missed their deadline ("
-					+ ((lastFailure != null) ? "last: " + lastFailure.message() : trigger)
-					+ ") and were answered by their failure policy, but the backend answered a probe in " + millis(latency)
-					+ " ms, so it is not down: a slow backend or a busy JVM. Deadline now "
-					+ millis(this.deadline.nanos(now)) + " ms (limiter.failure.deadline " + this.deadline.floor().toMillis()
-					+ " ms to max-deadline " + this.deadline.ceiling().toMillis() + " ms).");
+		if (this.unlogged.get() > 0) {
+			notDown("the backend answered a probe in " + millis(latency) + " ms", now);
 		}
+	}
+
+	/**
+	 * Logs, at most every 10 s, that failures were seen but the backend is not down.
+	 */
+	private void notDown(String evidence, long now) {
+		long last = this.lastSuspicionLog.get();
+		if (now - last < SUSPICION_LOG_NANOS || !this.lastSuspicionLog.compareAndSet(last, now)) {
+			return;
+		}
+		long failed = this.unlogged.getAndSet(0);
+		Failure lastFailure = this.lastFailure.get();
+		logger.log(Level.WARNING, "Rate limiter: " + failed + " decisions failed or missed their deadline"
+				+ ((failed > 0 && lastFailure != null) ? " (last: " + lastFailure.message() + ")" : "")
+				+ " and were answered by their failure policy, but " + evidence
+				+ ", so it is not down: a slow backend or a busy JVM. Deadline now " + millis(this.deadline.nanos(now))
+				+ " ms (limiter.failure.deadline " + this.deadline.floor().toMillis() + " ms to max-deadline "
+				+ this.deadline.ceiling().toMillis() + " ms).");
 	}
 
 	private void probeFailed(Throwable cause, String trigger) {

@@ -28,6 +28,14 @@ class CircuitBreakerTests {
 	}
 
 	@Test
+	void aProbeThatProvesNothingLeavesTheBreakerAsItIs() {
+		assertThat(this.breaker.tryStartProbe()).isTrue();
+		this.breaker.probeInconclusive();
+		assertThat(this.breaker.state()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(this.breaker.tryStartProbe()).as("the slot is free again").isTrue();
+	}
+
+	@Test
 	void aFailedProbeOpensTheBreakerForAWholePeriod() {
 		open();
 		assertThat(this.breaker.isClosed()).isFalse();

@@ -257,6 +257,66 @@ class GuardedBackendIntegrationTests {
 	}
 
 	@Test
+	void aJvmStalledLongerThanTheMaxDeadlineIsNotAnOutageAndNothingIsDecidedOnLocalShares() throws Exception {
+		// Every answer that arrives during the stall reaches the caller only when the stall ends, as on a JVM whose
+		// threads get no CPU: the stall ends once the guard sent a second probe, or after 5 s.
+		RateLimiterBackend redis = lettuceBackend();
+		warmUp(redis);
+		CompletableFuture<Void> stallEnds = new CompletableFuture<>();
+		java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
+		java.util.concurrent.atomic.AtomicInteger probesInStall = new java.util.concurrent.atomic.AtomicInteger();
+		RateLimiterBackend stalling = new RateLimiterBackend() {
+
+			@Override
+			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+				if (stalled.get() && requests.get(0).limit().name().equals("limiter-probe")
+						&& probesInStall.incrementAndGet() == 2) {
+					stallEnds.complete(null);
+				}
+				return redis.decideAsync(requests, operation)
+					.thenCompose(decision -> stalled.get() ? stallEnds.thenApply(ended -> decision)
+							: CompletableFuture.completedFuture(decision));
+			}
+
+			@Override
+			public CompletionStage<Void> resetAsync(Limit limit, String key) {
+				return redis.resetAsync(limit, key);
+			}
+
+		};
+		GuardedBackend guarded = GuardedBackend.builder(stalling)
+			.deadline(DEADLINE)
+			.maxDeadline(MAX_DEADLINE)
+			.openDuration(Duration.ofMillis(300))
+			.failurePolicy(requests -> FailurePolicy.LOCAL)
+			.build();
+		assertThat(decideUntilBackend(guarded).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+		long degradedBefore = guarded.stats().degradedDecisions();
+
+		stalled.set(true);
+		CompletableFuture.delayedExecutor(5, TimeUnit.SECONDS).execute(() -> stallEnds.complete(null));
+		java.util.Map<Decision.Origin, Integer> origins = new java.util.EnumMap<>(Decision.Origin.class);
+		boolean opened = false;
+		while (!stallEnds.isDone()) {
+			origins.merge(decide(guarded, this.limit).decision().origin(), 1, Integer::sum);
+			opened |= guarded.breaker().state() != CircuitBreaker.State.CLOSED;
+		}
+		stalled.set(false);
+		System.out.println("JVM stalled past the max deadline: " + origins + ", probes sent in the stall "
+				+ probesInStall.get());
+		assertThat(probesInStall.get()).as("a probe without an answer is confirmed by a second one").isEqualTo(2);
+		assertThat(opened).as("the circuit never opened").isFalse();
+		assertThat(origins).as("decisions that missed the deadline were rejected, none admitted on a local share")
+			.containsKey(Decision.Origin.UNDECIDED)
+			.doesNotContainKey(Decision.Origin.LOCAL_FALLBACK);
+		assertThat(decideUntilBackend(guarded).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+		assertThat(guarded.breaker().state()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(guarded.stats().degradedDecisions() - degradedBefore)
+			.isEqualTo((long) origins.getOrDefault(Decision.Origin.UNDECIDED, 0));
+		guarded.close();
+	}
+
+	@Test
 	void aProgrammingErrorIsThrownNotHiddenByTheFailurePolicy() {
 		RateLimiterBackend broken = new RateLimiterBackend() {
 

@@ -388,8 +388,8 @@ public class RateLimiterProperties {
 		private Duration deadline = Duration.ofMillis(50);
 
 		/**
-		 * Longest time a decision waits for the backend, and how long a probe waits before the backend counts as
-		 * down and the circuit opens.
+		 * Longest time a decision waits for the backend, and how long a probe waits for its answer. The backend
+		 * counts as down, and the circuit opens, when two probes in a row get none and nothing else answered.
 		 */
 		private Duration maxDeadline = Duration.ofSeconds(1);
 
