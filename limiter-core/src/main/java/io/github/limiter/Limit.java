@@ -56,6 +56,17 @@ public interface Limit {
 	Scope scope();
 
 	/**
+	 * The same limit, sharing its state, for a call that accepts to wait at most {@code maxDelay} for its turn. Only a
+	 * limit that queues its calls (a {@link io.github.limiter.algorithm.LeakyBucket#queueing queueing leaky bucket})
+	 * changes: it then rejects a call whose turn is further away, taking nothing. Others return themselves.
+	 * @param maxDelay the longest delay
+	 * @return a limit on the same state
+	 */
+	default Limit withMaxDelay(Duration maxDelay) {
+		return this;
+	}
+
+	/**
 	 * Who shares a limit.
 	 */
 	enum Scope {

@@ -99,9 +99,11 @@ public final class RateLimiter {
 
 	/**
 	 * Takes the permits of every limit, waiting up to {@code maxWait} for them instead of being rejected at once
-	 * (nginx {@code burst} without {@code nodelay}, Redisson {@code tryAcquire(timeout)}). The wait is the decision's
-	 * retry-after: the backend is asked again at most {@value #MAX_WAIT_ATTEMPTS} times in all, never polled, and not
-	 * at all when the retry-after already exceeds what is left of {@code maxWait}.
+	 * (Redisson {@code tryAcquire(timeout)}). The wait is the decision's retry-after: the backend is asked again at
+	 * most {@value #MAX_WAIT_ATTEMPTS} times in all, never polled, and not at all when the retry-after already exceeds
+	 * what is left of {@code maxWait}. A queueing limit (nginx {@code burst} without {@code nodelay}) admits a call
+	 * only if its turn comes within what is left of {@code maxWait} ({@link Limit#withMaxDelay}), so the retries and
+	 * the admitted call's {@link Decision#delay() delay} together never exceed it.
 	 * @param requests the limits and keys
 	 * @param maxWait the longest wait
 	 * @return the last decision: allowed, or the rejection to report
@@ -109,14 +111,14 @@ public final class RateLimiter {
 	 */
 	public Decision acquire(List<LimitRequest> requests, Duration maxWait) throws InterruptedException {
 		long deadline = System.nanoTime() + maxWait.toNanos();
-		Decision decision = decide(requests, Operation.ACQUIRE);
+		Decision decision = decide(withMaxDelay(requests, maxWait), Operation.ACQUIRE);
 		for (int attempt = 1; attempt < MAX_WAIT_ATTEMPTS && !decision.allowed(); attempt++) {
 			long wait = waitNanos(decision, deadline);
 			if (wait < 0) {
 				break;
 			}
 			TimeUnit.NANOSECONDS.sleep(wait);
-			decision = decide(requests, Operation.ACQUIRE);
+			decision = decide(withMaxDelay(requests, left(deadline)), Operation.ACQUIRE);
 		}
 		return decision;
 	}
@@ -129,19 +131,40 @@ public final class RateLimiter {
 	 */
 	public CompletionStage<Decision> acquireAsync(List<LimitRequest> requests, Duration maxWait) {
 		long deadline = System.nanoTime() + maxWait.toNanos();
-		return acquireAsync(requests, deadline, 1);
+		return acquireAsync(requests, maxWait, deadline, 1);
 	}
 
-	private CompletionStage<Decision> acquireAsync(List<LimitRequest> requests, long deadline, int attempt) {
-		return decideAsync(requests, Operation.ACQUIRE).thenCompose(decision -> {
+	private CompletionStage<Decision> acquireAsync(List<LimitRequest> requests, Duration left, long deadline,
+			int attempt) {
+		return decideAsync(withMaxDelay(requests, left), Operation.ACQUIRE).thenCompose(decision -> {
 			long wait = decision.allowed() || attempt >= MAX_WAIT_ATTEMPTS ? -1 : waitNanos(decision, deadline);
 			if (wait < 0) {
 				return CompletableFuture.completedFuture(decision);
 			}
 			Executor later = CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS);
 			return CompletableFuture.supplyAsync(() -> null, later)
-				.thenCompose(ignored -> acquireAsync(requests, deadline, attempt + 1));
+				.thenCompose(ignored -> acquireAsync(requests, left(deadline), deadline, attempt + 1));
 		});
+	}
+
+	/** The requests with each queueing limit bounded to a delay of {@code left}; the same list when none queues. */
+	private static List<LimitRequest> withMaxDelay(List<LimitRequest> requests, Duration left) {
+		List<LimitRequest> bounded = null;
+		for (int i = 0; i < requests.size(); i++) {
+			LimitRequest request = requests.get(i);
+			Limit limit = request.limit().withMaxDelay(left);
+			if (limit != request.limit()) {
+				if (bounded == null) {
+					bounded = new ArrayList<>(requests);
+				}
+				bounded.set(i, new LimitRequest(limit, request.key(), request.cost()));
+			}
+		}
+		return (bounded != null) ? bounded : requests;
+	}
+
+	private static Duration left(long deadline) {
+		return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
 	}
 
 	/** How long to wait before asking again, or -1 when the permit cannot come within the deadline. */

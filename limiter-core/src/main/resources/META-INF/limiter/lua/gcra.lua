@@ -1,12 +1,13 @@
 -- Generic cell rate algorithm: token bucket and nginx-style leaky bucket
 -- (io.github.limiter.algorithm.TokenBucket, LeakyBucket, Gcra).
 -- State: one string, the theoretical arrival time in microseconds ('%.17g', exact), expiring when the bucket is full.
--- Parameters 'gc': {capacity, interval (microseconds per permit), queue (1 = report the delay)}.
+-- Parameters 'gc': {capacity, interval (microseconds per permit), queue (1 = report the delay),
+-- max delay (microseconds a queued call accepts to wait, -1 for the bucket's own bound)}.
 -- Same arithmetic, in the same order, as the Java class.
 
 local function gcra_evaluate(key, code, p, now, cost)
-  local capacity, interval, queue = p[1], p[2], p[3]
-  local tolerance = capacity * interval
+  local capacity, interval, queue, max_ahead = p[1], p[2], p[3], p[4]
+  local full = capacity * interval
   -- Compared as durations from now, which are exact where absolute times are not.
   local ahead = 0
   local tat = tonumber(kv_get(key))
@@ -14,6 +15,12 @@ local function gcra_evaluate(key, code, p, now, cost)
     ahead = math.max(tat - now, 0)
   end
   local wait = ahead + cost * interval
+  -- A bound on the delay is a smaller tolerance for this call: admitted when ahead <= max_ahead.
+  local tolerance, per_permit = full, full
+  if max_ahead >= 0 then
+    tolerance = math.min(full, max_ahead + cost * interval)
+    per_permit = math.min(full, max_ahead + interval)
+  end
   local allowed = wait - tolerance <= 1e-3
   local ahead_after = ahead
   local retry = math.max(1, math.ceil(wait - tolerance))
@@ -27,7 +34,7 @@ local function gcra_evaluate(key, code, p, now, cost)
       delay = math.ceil(ahead)
     end
   end
-  local remaining = math.max(0, math.min(capacity, math.floor((tolerance - ahead_after) / interval + 1e-9)))
+  local remaining = math.max(0, math.min(capacity, math.floor((per_permit - ahead_after) / interval + 1e-9)))
   return {allowed, remaining, retry, math.ceil(ahead_after), delay, after}
 end
 

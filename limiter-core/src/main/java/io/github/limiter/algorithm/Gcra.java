@@ -48,14 +48,26 @@ final class Gcra {
 	}
 
 	Outcome<Double> evaluate(Double tat, long now, long cost, boolean queue) {
+		return evaluate(tat, now, cost, queue, -1);
+	}
+
+	/**
+	 * Decides a call.
+	 * @param maxAhead longest queueing delay the call accepts in microseconds ({@code ahead}, the time until its
+	 * turn), or a negative number for the bucket's own bound: a call admitted within it waits at most this long
+	 */
+	Outcome<Double> evaluate(Double tat, long now, long cost, boolean queue, double maxAhead) {
 		// Compared as durations from now, which are small enough to be exact where absolute times are not: a call of
 		// the whole capacity on a fresh key waits exactly the tolerance, and is admitted.
 		double ahead = (tat == null) ? 0 : Math.max(tat - now, 0);
 		double wait = ahead + cost * this.interval;
-		boolean allowed = wait - this.tolerance <= EPSILON;
+		// A bound on the delay is a smaller tolerance for this call: admitted when ahead <= maxAhead.
+		double tolerance = (maxAhead < 0) ? this.tolerance : Math.min(this.tolerance, maxAhead + cost * this.interval);
+		double perPermit = (maxAhead < 0) ? this.tolerance : Math.min(this.tolerance, maxAhead + this.interval);
+		boolean allowed = wait - tolerance <= EPSILON;
 		double aheadAfter = allowed ? wait : ahead;
-		long remaining = (long) Math.floor((this.tolerance - aheadAfter) / this.interval + 1e-9);
-		long retryAfter = allowed ? 0 : Math.max(1, AbstractLimit.ceil(wait - this.tolerance));
+		long remaining = (long) Math.floor((perPermit - aheadAfter) / this.interval + 1e-9);
+		long retryAfter = allowed ? 0 : Math.max(1, AbstractLimit.ceil(wait - tolerance));
 		long resetAfter = AbstractLimit.ceil(aheadAfter);
 		long delay = (queue && allowed) ? AbstractLimit.ceil(ahead) : 0;
 		return new Outcome<>(allowed, Math.max(0, Math.min(this.capacity, remaining)), retryAfter, resetAfter, delay,

@@ -26,8 +26,20 @@ public final class LeakyBucket extends AbstractLimit<Double> {
 
 	private final Gcra gcra;
 
+	/** Longest delay a queued call accepts, in microseconds; negative for the bucket's own bound. */
+	private final long maxDelayMicros;
+
+	/** The last bounded copy {@link #withMaxDelay} made, reused while callers ask for the same bound. */
+	private volatile LeakyBucket bounded;
+
 	private LeakyBucket(String name, long rate, Duration period, long burst, boolean nodelay, Scope scope) {
+		this(name, rate, period, burst, nodelay, scope, -1);
+	}
+
+	private LeakyBucket(String name, long rate, Duration period, long burst, boolean nodelay, Scope scope,
+			long maxDelayMicros) {
 		super(name, scope);
+		this.maxDelayMicros = maxDelayMicros;
 		this.rate = positive("rate", rate);
 		if (burst < 0) {
 			throw new IllegalArgumentException("burst must not be negative but was " + burst);
@@ -69,13 +81,46 @@ public final class LeakyBucket extends AbstractLimit<Double> {
 	 * @return a new limit
 	 */
 	public LeakyBucket withScope(Scope scope) {
-		return new LeakyBucket(name(), this.rate, this.period, this.burst, this.nodelay, scope);
+		return new LeakyBucket(name(), this.rate, this.period, this.burst, this.nodelay, scope, this.maxDelayMicros);
+	}
+
+	/**
+	 * The same bucket, sharing its state, for calls that wait at most {@code maxDelay} for their turn: a queued call
+	 * whose turn is further away is rejected, taking nothing, with the time until the queue is short enough as its
+	 * retry-after. A {@code nodelay} bucket never delays, so it is returned as it is.
+	 * @param maxDelay the longest delay, zero for none
+	 * @return the bounded bucket
+	 */
+	@Override
+	public LeakyBucket withMaxDelay(Duration maxDelay) {
+		if (maxDelay == null || maxDelay.isNegative()) {
+			throw new IllegalArgumentException("max delay must not be negative but was " + maxDelay);
+		}
+		long micros = (maxDelay.compareTo(MAX_DURATION) > 0) ? MAX_DURATION.toNanos() / 1000 : maxDelay.toNanos() / 1000;
+		if (this.nodelay || micros == this.maxDelayMicros) {
+			return this;
+		}
+		LeakyBucket known = this.bounded;
+		if (known != null && known.maxDelayMicros == micros) {
+			return known;
+		}
+		LeakyBucket copy = new LeakyBucket(name(), this.rate, this.period, this.burst, false, scope(), micros);
+		this.bounded = copy;
+		return copy;
+	}
+
+	/**
+	 * The longest delay a queued call accepts, set by {@link #withMaxDelay}.
+	 * @return the bound, or {@code null} for the bucket's own ({@code burst} turns)
+	 */
+	public Duration maxDelay() {
+		return (this.maxDelayMicros < 0) ? null : Duration.ofNanos(this.maxDelayMicros * 1000);
 	}
 
 	@Override
 	public LeakyBucket dividedBy(int instances) {
 		return new LeakyBucket(name(), this.rate, this.period.multipliedBy(checkInstances(instances)),
-				this.burst / instances, this.nodelay, scope());
+				this.burst / instances, this.nodelay, scope(), this.maxDelayMicros);
 	}
 
 	@Override
@@ -116,7 +161,7 @@ public final class LeakyBucket extends AbstractLimit<Double> {
 
 	@Override
 	public Outcome<Double> evaluate(Double tat, long now, long cost) {
-		return this.gcra.evaluate(tat, now, cost, !this.nodelay);
+		return this.gcra.evaluate(tat, now, cost, !this.nodelay, this.maxDelayMicros);
 	}
 
 	@Override
@@ -133,7 +178,8 @@ public final class LeakyBucket extends AbstractLimit<Double> {
 	public List<String> scriptParameters(long clientNowMicros) {
 		if (this.parameters == null) {
 			// Built once: the hot path of every Redis decision reads it.
-			this.parameters = List.of("gc", Long.toString(this.burst + 1), number(this.gcra.interval()), this.nodelay ? "0" : "1", "0", "0");
+			this.parameters = List.of("gc", Long.toString(this.burst + 1), number(this.gcra.interval()), this.nodelay ? "0" : "1",
+					Long.toString(this.maxDelayMicros), "0");
 		}
 		return this.parameters;
 	}
@@ -141,7 +187,7 @@ public final class LeakyBucket extends AbstractLimit<Double> {
 	@Override
 	public String toString() {
 		return "LeakyBucket[" + name() + ": " + this.rate + " per " + this.period + ", burst " + this.burst
-				+ (this.nodelay ? ", nodelay" : "") + "]";
+				+ (this.nodelay ? ", nodelay" : "") + ((this.maxDelayMicros >= 0) ? ", max delay " + maxDelay() : "") + "]";
 	}
 
 }

@@ -126,7 +126,7 @@ public final class TokenBucket extends AbstractLimit<Double> {
 	public List<String> scriptParameters(long clientNowMicros) {
 		if (this.parameters == null) {
 			// Built once: the hot path of every Redis decision reads it.
-			this.parameters = List.of("gc", Long.toString(this.capacity), number(this.gcra.interval()), "0", "0", "0");
+			this.parameters = List.of("gc", Long.toString(this.capacity), number(this.gcra.interval()), "0", "-1", "0");
 		}
 		return this.parameters;
 	}

@@ -255,6 +255,36 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aQueuedCallWaitsAtMostItsMaxDelayAndARejectionTakesNothing() throws InterruptedException {
+		LeakyBucket queue = LeakyBucket.queueing("bounded-queue", 10, Duration.ofSeconds(1), 5);
+		Limit bounded = queue.withMaxDelay(ms(150));
+		assertThat(bounded.name()).isEqualTo("bounded-queue");
+		assertDecision(this.limiter.acquire(bounded, "k"), true, 1, 0, ms(100));
+		Decision second = this.limiter.acquire(bounded, "k");
+		assertThat(second.allowed()).isTrue();
+		assertThat(second.delay()).isEqualTo(ms(100));
+		assertThat(second.remaining()).as("no further turn within 150 ms").isZero();
+		assertDecision(this.limiter.acquire(bounded, "k"), false, 0, ms(50), ms(200));
+		Decision unbounded = this.limiter.acquire(queue, "k");
+		assertThat(unbounded.allowed()).as("the bucket's own bound is 500 ms").isTrue();
+		assertThat(unbounded.delay()).as("the rejected call took no turn").isEqualTo(ms(200));
+		at(ms(150));
+		Decision later = this.limiter.acquire(bounded, "k");
+		assertThat(later.allowed()).isTrue();
+		assertThat(later.delay()).isEqualTo(ms(150));
+
+		for (int i = 0; i < 3; i++) {
+			this.limiter.acquire(queue, "k2");
+		}
+		Decision tooFar = this.limiter.acquire(List.of(LimitRequest.of(queue, "k2")), ms(150));
+		assertThat(tooFar.allowed()).as("its turn is 300 ms away").isFalse();
+		assertThat(tooFar.retryAfter()).isEqualTo(ms(150));
+		Decision withinWait = this.limiter.acquire(List.of(LimitRequest.of(queue, "k2")), ms(350));
+		assertThat(withinWait.allowed()).isTrue();
+		assertThat(withinWait.delay()).isEqualTo(ms(300));
+	}
+
+	@Test
 	void leakyBucketWithNodelayServesTheBurstAtOnce() {
 		Limit limit = LeakyBucket.nodelay("nodelay", 10, Duration.ofSeconds(1), 2);
 		for (int i = 0; i < 3; i++) {

@@ -134,7 +134,9 @@ public @interface RateLimit {
 	/**
 	 * Longest time a call may wait for a permit instead of being rejected, for example {@code 500ms}. The wait is
 	 * computed from the decision's retry-after (the backend is asked again at most a few times, never polled); a
-	 * blocking method waits on its thread, a reactive one is delayed without blocking. Default: no wait.
+	 * blocking method waits on its thread, a reactive one is delayed without blocking. It also bounds a queueing leaky
+	 * bucket's turn: a call whose turn is further away is rejected at once, taking no place in the queue. Default: no
+	 * wait, and a queued call waits up to its bucket's {@code burst} turns.
 	 * @return the longest wait, or a placeholder
 	 */
 	String maxWait() default "";

@@ -253,7 +253,8 @@ public class RateLimiterProperties {
 		private FailurePolicy onFailure;
 
 		/**
-		 * Longest time a call may wait for a permit instead of being rejected (no wait by default).
+		 * Longest time a call may wait for a permit instead of being rejected, including a queueing leaky bucket's
+		 * turn (no wait by default; a queued call then waits up to burst turns).
 		 */
 		private Duration maxWait;
 

@@ -191,6 +191,40 @@ class RateLimitAnnotationTests {
 		});
 	}
 
+	@Test
+	void maxWaitBoundsTheTurnOfAQueuedCallAndTheRestAreRejectedAtOnce() {
+		// One turn every 2 s, five places in the queue, but a caller waits at most 3 s: of five calls arriving
+		// together, the first goes at once and the second waits 2 s; the others' turns are 4 s and more away.
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(5);
+			java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+			java.util.List<java.util.concurrent.Future<Long>> calls = new java.util.ArrayList<>();
+			for (int i = 0; i < 5; i++) {
+				calls.add(callers.submit(() -> {
+					start.await();
+					long begin = System.nanoTime();
+					try {
+						orders.queuedWithinAWait();
+						return (System.nanoTime() - begin) / 1_000_000;
+					}
+					catch (io.github.limiter.RateLimitExceededException ex) {
+						return -1L;
+					}
+				}));
+			}
+			start.countDown();
+			java.util.List<Long> waits = new java.util.ArrayList<>();
+			for (java.util.concurrent.Future<Long> call : calls) {
+				waits.add(call.get(30, java.util.concurrent.TimeUnit.SECONDS));
+			}
+			callers.shutdown();
+			assertThat(waits).as("admitted calls' waits in ms, -1 for a rejection").filteredOn(wait -> wait < 0).hasSize(3);
+			assertThat(waits).filteredOn(wait -> wait >= 0).hasSize(2).allSatisfy(wait -> assertThat(wait).isLessThan(3_000));
+			assertThat(orders.calls()).containsExactly("bounded", "bounded");
+		});
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class Services {
 
@@ -221,7 +255,7 @@ class RateLimitAnnotationTests {
 
 	static class Orders {
 
-		private final List<String> calls = new ArrayList<>();
+		private final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
 
 		public List<String> calls() {
 			return this.calls;
@@ -269,6 +303,11 @@ class RateLimitAnnotationTests {
 		@RateLimit(max = "10", window = "1s", burst = "5", algorithm = Algorithm.LEAKY_BUCKET)
 		public void queued() {
 			this.calls.add("queued");
+		}
+
+		@RateLimit(max = "1", window = "2s", burst = "5", algorithm = Algorithm.LEAKY_BUCKET, maxWait = "3s")
+		public void queuedWithinAWait() {
+			this.calls.add("bounded");
 		}
 
 		public void free() {
