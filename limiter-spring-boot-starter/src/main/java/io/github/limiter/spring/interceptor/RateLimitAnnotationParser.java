@@ -7,13 +7,12 @@ import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
-import java.util.function.Function;
 
-import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
@@ -37,13 +36,16 @@ import io.github.limiter.guard.FailurePolicy;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties.Policy;
+import io.github.limiter.spring.interceptor.RateLimitSettings.Level;
+import io.github.limiter.spring.interceptor.RateLimitSettings.Setting;
 
 /**
  * Turns {@code @RateLimit} annotations into {@link RateLimitOperation}s, once per method, and validates them: every
  * problem fails startup with a message that names the class, the method, the attribute (or property) and the value.
  *
  * <p>Each setting comes from the first of: the annotation attribute (placeholders resolved), the named policy, the
- * defaults, the built-in default.
+ * defaults, the built-in default ({@link RateLimitSettings}, which binds the attributes with Boot's binder). The
+ * checks that span settings are all here, in {@code operation}.
  */
 final class RateLimitAnnotationParser {
 
@@ -121,18 +123,17 @@ final class RateLimitAnnotationParser {
 		if (!StringUtils.hasText(name)) {
 			name = defaultName;
 		}
-		Algorithm algorithm = resolver.algorithm(annotation.algorithm());
-		Setting<Long> max = resolver.setting("max", annotation.max(), Policy::getMax, Long::valueOf, null);
-		Setting<Duration> window = resolver.setting("window", annotation.window(), Policy::getWindow, DurationStyle::detectAndParse, null);
-		Setting<Long> cost = resolver.setting("cost", annotation.cost(), Policy::getCost, Long::valueOf, 1L);
-		Setting<Long> capacity = resolver.setting("capacity", annotation.capacity(), Policy::getCapacity, Long::valueOf, null);
-		Setting<Long> burst = resolver.setting("burst", annotation.burst(), Policy::getBurst, Long::valueOf, 0L);
-		Setting<Boolean> nodelay = resolver.setting("nodelay", annotation.nodelay(), Policy::getNodelay, Resolver::bool, false);
-		Setting<CalendarUnit> calendar = resolver.setting("calendar", annotation.calendar(), Policy::getCalendar,
-				value -> CalendarUnit.valueOf(value.trim().toUpperCase(Locale.ROOT)), null);
-		Setting<ZoneId> zone = resolver.setting("zone", annotation.zone(), Policy::getZone, ZoneId::of, ZoneId.systemDefault());
-		Setting<Limit.Scope> scope = resolver.setting("scope", annotation.scope(), Policy::getScope,
-				value -> Limit.Scope.valueOf(value.trim().replace('-', '_').toUpperCase(Locale.ROOT)), Limit.Scope.SHARED);
+		RateLimitSettings settings = resolver.settings();
+		Algorithm algorithm = settings.get("algorithm", Algorithm.TOKEN_BUCKET).value();
+		Setting<Long> max = settings.get("max", null);
+		Setting<Duration> window = settings.get("window", null);
+		Setting<Long> cost = settings.get("cost", 1L);
+		Setting<Long> capacity = settings.get("capacity", null);
+		Setting<Long> burst = settings.get("burst", 0L);
+		Setting<Boolean> nodelay = settings.get("nodelay", false);
+		Setting<CalendarUnit> calendar = settings.get("calendar", null);
+		Setting<ZoneId> zone = settings.get("zone", ZoneId.systemDefault());
+		Setting<Limit.Scope> scope = settings.get("scope", Limit.Scope.SHARED);
 
 		if (algorithm != Algorithm.FIXED_WINDOW || (!calendar.explicit() && window.explicit())) {
 			// A calendar from the defaults applies only to fixed windows that set no window of their own.
@@ -144,69 +145,66 @@ final class RateLimitAnnotationParser {
 		resolver.acceptedBy(algorithm, burst, Algorithm.LEAKY_BUCKET);
 		resolver.acceptedBy(algorithm, nodelay, Algorithm.LEAKY_BUCKET);
 		resolver.acceptedBy(algorithm, calendar, Algorithm.FIXED_WINDOW);
-		if (calendar.value == null) {
+		if (calendar.value() == null) {
 			resolver.acceptedBy(algorithm, zone, null);
 		}
 		resolver.required(max).positive(max);
-		if (calendar.value != null) {
+		if (calendar.value() != null) {
 			if (window.explicit()) {
-				throw resolver.invalid(window.origin, window.text, "cannot be combined with " + calendar.origin + " = '"
-						+ calendar.text + "': a calendar window has the length of its period");
+				throw resolver.invalid(window.origin(), window.text(), "cannot be combined with " + calendar.origin() + " = '"
+						+ calendar.text() + "': a calendar window has the length of its period");
 			}
 		}
 		else {
 			resolver.required(window);
-			if (window.value.isNegative() || window.value.isZero()) {
-				throw resolver.invalid(window.origin, window.text, "must be a positive duration");
+			if (window.value().isNegative() || window.value().isZero()) {
+				throw resolver.invalid(window.origin(), window.text(), "must be a positive duration");
 			}
 		}
 		resolver.positive(cost);
-		if (capacity.value != null) {
+		if (capacity.value() != null) {
 			resolver.positive(capacity);
 		}
-		if (burst.value < 0) {
-			throw resolver.invalid(burst.origin, burst.text, "must not be negative");
+		if (burst.value() < 0) {
+			throw resolver.invalid(burst.origin(), burst.text(), "must not be negative");
 		}
 
 		Limit limit;
 		try {
 			limit = switch (algorithm) {
 				case FIXED_WINDOW -> {
-					FixedWindow.Builder builder = FixedWindow.builder(name).limit(max.value).scope(scope.value);
-					yield (calendar.value != null) ? builder.calendar(calendar.value, zone.value).build()
-							: builder.window(window.value).build();
+					FixedWindow.Builder builder = FixedWindow.builder(name).limit(max.value()).scope(scope.value());
+					yield (calendar.value() != null) ? builder.calendar(calendar.value(), zone.value()).build()
+							: builder.window(window.value()).build();
 				}
-				case SLIDING_WINDOW_LOG -> SlidingWindowLog.of(name, max.value, window.value).withScope(scope.value);
-				case SLIDING_WINDOW_COUNTER -> SlidingWindowCounter.of(name, max.value, window.value).withScope(scope.value);
+				case SLIDING_WINDOW_LOG -> SlidingWindowLog.of(name, max.value(), window.value()).withScope(scope.value());
+				case SLIDING_WINDOW_COUNTER -> SlidingWindowCounter.of(name, max.value(), window.value()).withScope(scope.value());
 				case TOKEN_BUCKET -> TokenBucket
-					.of(name, (capacity.value != null) ? capacity.value : max.value, max.value, window.value)
-					.withScope(scope.value);
-				case LEAKY_BUCKET -> (nodelay.value ? LeakyBucket.nodelay(name, max.value, window.value, burst.value)
-						: LeakyBucket.queueing(name, max.value, window.value, burst.value))
-					.withScope(scope.value);
+					.of(name, (capacity.value() != null) ? capacity.value() : max.value(), max.value(), window.value())
+					.withScope(scope.value());
+				case LEAKY_BUCKET -> (nodelay.value() ? LeakyBucket.nodelay(name, max.value(), window.value(), burst.value())
+						: LeakyBucket.queueing(name, max.value(), window.value(), burst.value()))
+					.withScope(scope.value());
 			};
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException("Invalid @RateLimit on " + resolver.where + " (" + algorithm + ", max=" + max.text
-					+ ", window=" + window.text + "): " + ex.getMessage(), ex);
+			throw new IllegalStateException("Invalid @RateLimit on " + resolver.where + " (" + algorithm + ", max=" + max.text()
+					+ ", window=" + window.text() + "): " + ex.getMessage(), ex);
 		}
-		if (cost.value > limit.capacity()) {
-			throw resolver.invalid(cost.origin, cost.text,
+		if (cost.value() > limit.capacity()) {
+			throw resolver.invalid(cost.origin(), cost.text(),
 					"exceeds the capacity " + limit.capacity() + " of the limit, so no call could ever pass");
 		}
 		String keyText = resolver.expression("key", annotation.key());
 		Expression key = StringUtils.hasText(keyText) ? parseKey(resolver, "key", keyText, method, names, Set.of())
 				: null;
 
-		Setting<FailurePolicy> onFailure = resolver.setting("onFailure", annotation.onFailure(), Policy::getOnFailure,
-				RateLimitAnnotationParser::failurePolicy, this.properties.getFailure().getPolicy());
-		Setting<Duration> maxWait = resolver.setting("maxWait", annotation.maxWait(), Policy::getMaxWait,
-				DurationStyle::detectAndParse, Duration.ZERO);
-		if (maxWait.value.isNegative()) {
-			throw resolver.invalid(maxWait.origin, maxWait.text, "must not be negative");
+		Setting<FailurePolicy> onFailure = settings.get("onFailure", this.properties.getFailure().getPolicy());
+		Setting<Duration> maxWait = settings.get("maxWait", Duration.ZERO);
+		if (maxWait.value().isNegative()) {
+			throw resolver.invalid(maxWait.origin(), maxWait.text(), "must not be negative");
 		}
-		Setting<Boolean> shadow = resolver.setting("shadow", annotation.shadow(), Policy::getShadow, Resolver::bool,
-				this.properties.isShadow());
+		Setting<Boolean> shadow = settings.get("shadow", this.properties.isShadow());
 		String recordIfText = resolver.expression("recordIf", annotation.recordIf());
 		Expression recordIf = StringUtils.hasText(recordIfText)
 				? parseKey(resolver, "recordIf", recordIfText, method, names, Set.of("result")) : null;
@@ -217,20 +215,20 @@ final class RateLimitAnnotationParser {
 		}
 		List<Class<? extends Throwable>> recordOn = List.of(annotation.recordOn());
 		boolean failuresOnly = recordIf != null || !recordOn.isEmpty();
-		if (failuresOnly && shadow.value && !shadow.explicit()) {
+		if (failuresOnly && shadow.value() && !shadow.explicit()) {
 			// limiter.shadow switches on shadow mode for acquired limits; failure counting is a check, not an acquire.
 			shadow = new Setting<>(false, "false", shadow.origin(), Level.BUILT_IN);
 		}
-		if (failuresOnly && shadow.value) {
-			throw resolver.invalid(shadow.origin, shadow.text,
+		if (failuresOnly && shadow.value()) {
+			throw resolver.invalid(shadow.origin(), shadow.text(),
 					"cannot be combined with recordOn/recordIf: a limit that counts only failures is checked, never acquired");
 		}
-		if (failuresOnly && !maxWait.value.isZero()) {
-			throw resolver.invalid(maxWait.origin, maxWait.text,
+		if (failuresOnly && !maxWait.value().isZero()) {
+			throw resolver.invalid(maxWait.origin(), maxWait.text(),
 					"cannot be combined with recordOn/recordIf: waiting does not make a failure count expire sooner");
 		}
-		return new RateLimitOperation(limit, cost.value, (keyText != null) ? keyText : "", key, argument(key, names),
-				resolver.policyName, onFailure.value, maxWait.value, shadow.value, recordOn, recordIf);
+		return new RateLimitOperation(limit, cost.value(), (keyText != null) ? keyText : "", key, argument(key, names),
+				resolver.policyName, onFailure.value(), maxWait.value(), shadow.value(), recordOn, recordIf);
 	}
 
 	/**
@@ -284,15 +282,6 @@ final class RateLimitAnnotationParser {
 			}
 		}
 		return implementsByName(type.getSuperclass(), name);
-	}
-
-	private static FailurePolicy failurePolicy(String value) {
-		return switch (value.trim().toLowerCase(Locale.ROOT).replace('_', '-')) {
-			case "open", "fail-open" -> FailurePolicy.OPEN;
-			case "closed", "fail-closed" -> FailurePolicy.CLOSED;
-			case "local" -> FailurePolicy.LOCAL;
-			default -> throw new IllegalArgumentException("expected local, open or closed");
-		};
 	}
 
 	private Expression parseKey(Resolver resolver, String attribute, String text, Method method, String[] names,
@@ -392,19 +381,16 @@ final class RateLimitAnnotationParser {
 		return joiner.toString();
 	}
 
-	/** A resolved setting and where it came from, for error messages. */
-	record Setting<T>(T value, String text, String origin, Level level) {
-
-		boolean explicit() {
-			return this.level == Level.ANNOTATION || this.level == Level.POLICY;
-		}
-
-	}
-
-	enum Level {
-
-		ANNOTATION, POLICY, DEFAULTS, BUILT_IN
-
+	/**
+	 * The startup failure of an invalid setting.
+	 * @param where the annotated method
+	 * @param origin the attribute or property
+	 * @param value its value
+	 * @param problem what is wrong with it
+	 * @return the exception to throw
+	 */
+	static IllegalStateException invalid(String where, String origin, String value, String problem) {
+		return new IllegalStateException("Invalid @RateLimit on " + where + ": " + origin + " = '" + value + "' " + problem);
 	}
 
 	/** Resolves the settings of one annotation. */
@@ -465,78 +451,45 @@ final class RateLimitAnnotationParser {
 			return raw;
 		}
 
-		Algorithm algorithm(Algorithm[] fromAnnotation) {
-			if (fromAnnotation.length > 1) {
-				throw invalid("attribute 'algorithm'", Arrays.toString(fromAnnotation), "must name at most one algorithm");
+		/** The annotation's attributes, placeholders resolved, over its policy, over the defaults. */
+		RateLimitSettings settings() {
+			if (this.annotation.algorithm().length > 1) {
+				throw invalid("attribute 'algorithm'", Arrays.toString(this.annotation.algorithm()),
+						"must name at most one algorithm");
 			}
-			if (fromAnnotation.length == 1) {
-				return fromAnnotation[0];
-			}
-			if (this.policy != null && this.policy.getAlgorithm() != null) {
-				return this.policy.getAlgorithm();
-			}
-			Algorithm defaults = RateLimitAnnotationParser.this.properties.getDefaults().getAlgorithm();
-			return (defaults != null) ? defaults : Algorithm.TOKEN_BUCKET;
-		}
-
-		<T> Setting<T> setting(String attribute, String raw, Function<Policy, T> fromPolicy, Function<String, T> parse,
-				T builtIn) {
-			String text = text(attribute, raw);
-			if (text != null) {
-				try {
-					return new Setting<>(parse.apply(text.trim()), text, "attribute '" + attribute + "'", Level.ANNOTATION);
+			Map<String, String> attributes = new LinkedHashMap<>();
+			RateLimitSettings.attributes(this.annotation).forEach((name, raw) -> {
+				String text = text(name, raw);
+				if (text != null) {
+					attributes.put(name, text);
 				}
-				catch (RuntimeException ex) {
-					throw invalid("attribute '" + attribute + "'", text, "cannot be read: " + ex.getMessage());
-				}
-			}
-			if (this.policy != null && fromPolicy.apply(this.policy) != null) {
-				T value = fromPolicy.apply(this.policy);
-				return new Setting<>(value, String.valueOf(value),
-						"limiter.policies." + this.policyName + "." + kebab(attribute), Level.POLICY);
-			}
-			T defaults = fromPolicy.apply(RateLimitAnnotationParser.this.properties.getDefaults());
-			if (defaults != null) {
-				return new Setting<>(defaults, String.valueOf(defaults), "limiter.defaults." + kebab(attribute),
-						Level.DEFAULTS);
-			}
-			return new Setting<>(builtIn, String.valueOf(builtIn), attribute, Level.BUILT_IN);
+			});
+			return RateLimitSettings.overlay(attributes, this.policyName, this.policy,
+					RateLimitAnnotationParser.this.properties.getDefaults(), this.where);
 		}
 
 		void acceptedBy(Algorithm algorithm, Setting<?> setting, Algorithm accepting) {
 			if (setting.explicit() && algorithm != accepting) {
-				throw invalid(setting.origin, setting.text, "is not accepted by the " + algorithm + " algorithm"
+				throw invalid(setting.origin(), setting.text(), "is not accepted by the " + algorithm + " algorithm"
 						+ ((accepting != null) ? " (only by " + accepting + ")" : " without a calendar"));
 			}
 		}
 
 		Resolver required(Setting<?> setting) {
-			if (setting.value == null) {
-				throw invalid(setting.origin, "", "is required: set it on the annotation, in its policy or in limiter.defaults");
+			if (setting.value() == null) {
+				throw invalid(setting.origin(), "", "is required: set it on the annotation, in its policy or in limiter.defaults");
 			}
 			return this;
 		}
 
 		void positive(Setting<Long> setting) {
-			if (setting.value <= 0) {
-				throw invalid(setting.origin, setting.text, "must be positive");
+			if (setting.value() <= 0) {
+				throw invalid(setting.origin(), setting.text(), "must be positive");
 			}
 		}
 
 		IllegalStateException invalid(String origin, String value, String problem) {
-			return new IllegalStateException(
-					"Invalid @RateLimit on " + this.where + ": " + origin + " = '" + value + "' " + problem);
-		}
-
-		static String kebab(String attribute) {
-			return attribute.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
-		}
-
-		static Boolean bool(String value) {
-			if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
-				return Boolean.valueOf(value);
-			}
-			throw new IllegalArgumentException("expected true or false");
+			return RateLimitAnnotationParser.invalid(this.where, origin, value, problem);
 		}
 
 	}

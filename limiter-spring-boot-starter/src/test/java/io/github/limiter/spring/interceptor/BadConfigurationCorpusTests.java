@@ -49,7 +49,7 @@ class BadConfigurationCorpusTests {
 				Arguments.of("t.calendar=day", METHOD + "attribute 'calendar' = 'day' is not accepted by the TOKEN_BUCKET algorithm"),
 				Arguments.of("t.zone=UTC", METHOD + "attribute 'zone' = 'UTC' is not accepted by the TOKEN_BUCKET algorithm without a calendar"),
 				Arguments.of("t.max-wait=-1s", METHOD + "attribute 'maxWait' = '-1s' must not be negative"),
-				Arguments.of("t.on-failure=maybe", METHOD + "attribute 'onFailure' = 'maybe' cannot be read: expected local, open or closed"),
+				Arguments.of("t.on-failure=maybe", METHOD + "attribute 'onFailure' = 'maybe' cannot be read: expected one of open, closed, local"),
 				Arguments.of("t.shadow=perhaps", METHOD + "attribute 'shadow' = 'perhaps' cannot be read"),
 				Arguments.of("t.max=2000000000,t.window=1s", "above one permit per nanosecond"),
 				Arguments.of("t.policy=fixed,t.capacity=5", METHOD + "attribute 'capacity' = '5' is not accepted by the FIXED_WINDOW algorithm"),
@@ -89,7 +89,9 @@ class BadConfigurationCorpusTests {
 	static Stream<String> good() {
 		return Stream.of("t.window=1ms", "t.window=366d", "t.max=1000000000000000,t.window=3660d,t.policy=fixed",
 				"t.policy=fixed,t.calendar=week,t.zone=Asia/Tokyo,t.window=", "t.policy=leaky,t.burst=0", "t.policy=log,t.max=1000000",
-				"t.max-wait=0s", "t.on-failure=closed", "t.shadow=true");
+				"t.max-wait=0s", "t.on-failure=closed", "t.shadow=true",
+				// An attribute's text is bound like the property of the same name: these read as they would in YAML.
+				"t.shadow=yes", "t.max-wait=500", "t.scope=per-instance", "t.on-failure=CLOSED");
 	}
 
 	@ParameterizedTest(name = "{0}")
@@ -144,7 +146,7 @@ class BadConfigurationCorpusTests {
 		@RateLimit(name = "corpus", key = "#p0", max = "${t.max:10}", window = "${t.window:1m}",
 				cost = "${t.cost:}", policy = "${t.policy:}", capacity = "${t.capacity:}", burst = "${t.burst:}",
 				calendar = "${t.calendar:}", zone = "${t.zone:}", maxWait = "${t.max-wait:}",
-				onFailure = "${t.on-failure:}", shadow = "${t.shadow:}")
+				onFailure = "${t.on-failure:}", shadow = "${t.shadow:}", scope = "${t.scope:}")
 		public void call(String user) {
 		}
 
