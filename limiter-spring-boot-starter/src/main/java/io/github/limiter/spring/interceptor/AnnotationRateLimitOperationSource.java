@@ -34,6 +34,12 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 
 	private final Map<MethodClassKey, Object> cache = new ConcurrentHashMap<>(256);
 
+	/**
+	 * The last target class seen for each method, and what it resolved to: most methods have one target class, so
+	 * a call finds its method by identity here, without building a key or comparing parameter types.
+	 */
+	private final Map<Method, Resolved> recent = new ConcurrentHashMap<>(256);
+
 	private final Map<Class<?>, Boolean> checkedClasses = new ConcurrentHashMap<>(64);
 
 	private final Map<String, RateLimitedMethod> limitOwners = new ConcurrentHashMap<>();
@@ -67,13 +73,23 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		if (method.getDeclaringClass() == Object.class) {
 			return null;
 		}
+		Resolved recent = this.recent.get(method);
+		if (recent != null && recent.targetClass == targetClass) {
+			return recent.limited;
+		}
 		MethodClassKey key = new MethodClassKey(method, targetClass);
 		Object cached = this.cache.get(key);
 		if (cached == null) {
 			RateLimitedMethod parsed = parse(method, targetClass);
 			cached = this.cache.computeIfAbsent(key, k -> (parsed != null) ? register(parsed) : NOT_LIMITED);
 		}
-		return (cached != NOT_LIMITED) ? (RateLimitedMethod) cached : null;
+		RateLimitedMethod limited = (cached != NOT_LIMITED) ? (RateLimitedMethod) cached : null;
+		this.recent.put(method, new Resolved(targetClass, limited));
+		return limited;
+	}
+
+	private record Resolved(Class<?> targetClass, RateLimitedMethod limited) {
+
 	}
 
 	@Override

@@ -392,15 +392,15 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 		final Caller caller;
 
-		final List<LimitRequest> enforced = new ArrayList<>(2);
+		final List<LimitRequest> enforced;
 
-		final List<LimitRequest> checked = new ArrayList<>(0);
+		final List<LimitRequest> checked;
 
-		final List<RateLimitOperation> checkedOperations = new ArrayList<>(0);
+		final List<RateLimitOperation> checkedOperations;
 
-		final List<LimitRequest> shadow = new ArrayList<>(0);
+		final List<LimitRequest> shadow;
 
-		Duration maxWait = Duration.ZERO;
+		final Duration maxWait;
 
 		private RateLimitEvaluationContext context;
 
@@ -410,6 +410,12 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			this.target = target;
 			this.targetClass = targetClass;
 			this.caller = caller;
+			// Sized once per method: most have one enforced limit and nothing else, and allocate one list.
+			this.enforced = (limited.enforced() > 0) ? new ArrayList<>(limited.enforced()) : List.of();
+			this.checked = (limited.checked() > 0) ? new ArrayList<>(limited.checked()) : List.of();
+			this.checkedOperations = (limited.checked() > 0) ? new ArrayList<>(limited.checked()) : List.of();
+			this.shadow = (limited.shadowed() > 0) ? new ArrayList<>(limited.shadowed()) : List.of();
+			this.maxWait = limited.maxWait();
 			for (RateLimitOperation operation : limited.operations()) {
 				String key = key(operation);
 				if (key.length() > LimitRequest.MAX_KEY_LENGTH) {
@@ -428,9 +434,6 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				}
 				else {
 					this.enforced.add(request);
-					if (operation.maxWait().compareTo(this.maxWait) > 0) {
-						this.maxWait = operation.maxWait();
-					}
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package io.github.limiter.spring.interceptor;
 
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 
@@ -29,6 +30,14 @@ public final class RateLimitedMethod {
 
 	private final boolean mayWait;
 
+	private final int enforced;
+
+	private final int checked;
+
+	private final int shadowed;
+
+	private final Duration maxWait;
+
 	RateLimitedMethod(Method method, Class<?> targetClass, List<RateLimitOperation> operations, FallbackMethod fallback,
 			String[] parameterNames) {
 		this.method = method;
@@ -40,6 +49,14 @@ public final class RateLimitedMethod {
 		this.mayWait = this.operations.stream()
 			.anyMatch(operation -> !operation.maxWait().isZero() || (operation.limit() instanceof LeakyBucket bucket
 					&& !bucket.nodelay() && bucket.capacity() > 1));
+		this.checked = (int) this.operations.stream().filter(RateLimitOperation::failuresOnly).count();
+		this.shadowed = (int) this.operations.stream().filter(op -> !op.failuresOnly() && op.shadow()).count();
+		this.enforced = this.operations.size() - this.checked - this.shadowed;
+		this.maxWait = this.operations.stream()
+			.filter(op -> !op.failuresOnly() && !op.shadow())
+			.map(RateLimitOperation::maxWait)
+			.max(Duration::compareTo)
+			.orElse(Duration.ZERO);
 	}
 
 	/** How a method's result is produced, which decides how its call waits for a decision. */
@@ -76,6 +93,26 @@ public final class RateLimitedMethod {
 	/** Whether an admitted call may have to wait: a {@code maxWait}, or a leaky bucket that queues. */
 	boolean mayWait() {
 		return this.mayWait;
+	}
+
+	/** Number of enforced limits: acquired before the call. */
+	int enforced() {
+		return this.enforced;
+	}
+
+	/** Number of limits that count only failures: checked before the call, recorded after a failure. */
+	int checked() {
+		return this.checked;
+	}
+
+	/** Number of shadow limits: decided and counted, never enforced. */
+	int shadowed() {
+		return this.shadowed;
+	}
+
+	/** The longest {@code maxWait} of the enforced limits, which the call waits for them together. */
+	Duration maxWait() {
+		return this.maxWait;
 	}
 
 	/**
