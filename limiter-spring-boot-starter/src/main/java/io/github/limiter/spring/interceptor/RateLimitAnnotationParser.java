@@ -259,6 +259,30 @@ final class RateLimitAnnotationParser {
 		return -1;
 	}
 
+	/**
+	 * Whether an expression reads the caller: {@code #ip}, {@code #request} or {@code #principal}.
+	 * @param expression a parsed expression, or {@code null}
+	 * @return whether evaluating it needs the caller
+	 */
+	static boolean usesCaller(Expression expression) {
+		return expression instanceof SpelExpression spel && usesCaller(spel.getAST());
+	}
+
+	private static boolean usesCaller(SpelNode node) {
+		if (node instanceof VariableReference) {
+			String variable = node.toStringAST().substring(1);
+			if (variable.equals("ip") || variable.equals("request") || variable.equals("principal")) {
+				return true;
+			}
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			if (usesCaller(node.getChild(i))) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	/** A reactive stream other than a Mono, checked by name: Reactor may not be on the classpath. */
 	private static boolean isStream(Class<?> type) {
 		for (Class<?> current = type; current != null; current = current.getSuperclass()) {

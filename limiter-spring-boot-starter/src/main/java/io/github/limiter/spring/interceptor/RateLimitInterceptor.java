@@ -20,6 +20,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.expression.Expression;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 
 import io.github.limiter.Decision;
 import io.github.limiter.LimitRequest;
@@ -78,7 +79,8 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	public RateLimitInterceptor(RateLimitOperationSource source, Supplier<RateLimiter> rateLimiter,
 			RateLimiterProperties properties, BeanFactory beanFactory, Supplier<Executor> continuations) {
 		this.source = source;
-		this.rateLimiter = rateLimiter;
+		// Looked up once, on first use: a bean lookup per call would cost more than the rest of the interceptor.
+		this.rateLimiter = SingletonSupplier.of(rateLimiter);
 		this.properties = properties;
 		this.beanResolver = (beanFactory != null) ? new BeanFactoryResolver(beanFactory) : null;
 		this.continuations = continuations;
@@ -101,20 +103,19 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 	private Object limitPlain(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass)
 			throws Throwable {
-		boolean eventLoop = REACTOR_PRESENT && ReactiveRateLimits.onNonBlockingThread();
-		if (eventLoop && (limited.mayWait() || !(this.rateLimiter.get().backend() instanceof LocalBackend))) {
+		// Only a decision of the local backend without any wait is made without blocking; any other must not be
+		// awaited on an event loop (a queueing delay implies mayWait, so it is covered too).
+		if ((limited.mayWait() || !(this.rateLimiter.get().backend() instanceof LocalBackend)) && REACTOR_PRESENT
+				&& ReactiveRateLimits.onNonBlockingThread()) {
 			throw mustNotBlock(limited);
 		}
-		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, Caller.current());
+		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, caller(limited));
 		Admission admission = await(admit(call));
 		if (admission.rejection() != null) {
 			return rejected(call, admission.rejection());
 		}
 		describe(call, admission.decision(), admission.requests());
 		if (admission.delayNanos() > 0) {
-			if (eventLoop) {
-				throw mustNotBlock(limited);
-			}
 			// A queueing leaky bucket admitted the call on condition that it waits for its turn.
 			TimeUnit.NANOSECONDS.sleep(admission.delayNanos());
 		}
@@ -131,6 +132,11 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		}
 		recordFailuresSafely(call, null, result, true);
 		return result;
+	}
+
+	/** The caller of a call, looked up only when the method needs it. */
+	private static Caller caller(RateLimitedMethod limited) {
+		return limited.usesCaller() ? Caller.current() : Caller.unbound();
 	}
 
 	private static IllegalStateException mustNotBlock(RateLimitedMethod limited) {
@@ -152,7 +158,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	private Object limitStage(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass) {
-		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, Caller.current());
+		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, caller(limited));
 		CompletableFuture<Admission> admitted = admit(call);
 		if (admitted.isDone() && !admitted.isCompletedExceptionally() && admitted.join().delayNanos() == 0) {
 			return proceedStage(invocation, call, admitted.join());

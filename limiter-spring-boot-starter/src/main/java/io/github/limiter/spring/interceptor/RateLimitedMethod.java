@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 
 import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.util.ClassUtils;
 
 import io.github.limiter.algorithm.LeakyBucket;
@@ -38,6 +39,8 @@ public final class RateLimitedMethod {
 
 	private final Duration maxWait;
 
+	private final boolean usesCaller;
+
 	RateLimitedMethod(Method method, Class<?> targetClass, List<RateLimitOperation> operations, FallbackMethod fallback,
 			String[] parameterNames) {
 		this.method = method;
@@ -57,6 +60,22 @@ public final class RateLimitedMethod {
 			.map(RateLimitOperation::maxWait)
 			.max(Duration::compareTo)
 			.orElse(Duration.ZERO);
+		this.usesCaller = mayHandleRequests(method, targetClass) || this.operations.stream()
+			.anyMatch(op -> RateLimitAnnotationParser.usesCaller(op.parsedKeyExpression())
+					|| RateLimitAnnotationParser.usesCaller(op.recordIf()));
+	}
+
+	/**
+	 * Whether the method may be a web request's handler: on a {@code @Controller}, or mapped by
+	 * {@code @RequestMapping} (read by name: spring-web may be absent).
+	 */
+	private static boolean mayHandleRequests(Method method, Class<?> targetClass) {
+		Class<?> type = (targetClass != null) ? ClassUtils.getUserClass(targetClass) : method.getDeclaringClass();
+		MergedAnnotations onType = MergedAnnotations.from(type, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
+		return onType.isPresent("org.springframework.stereotype.Controller")
+				|| onType.isPresent("org.springframework.web.bind.annotation.RequestMapping")
+				|| MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY)
+					.isPresent("org.springframework.web.bind.annotation.RequestMapping");
 	}
 
 	/** How a method's result is produced, which decides how its call waits for a decision. */
@@ -93,6 +112,15 @@ public final class RateLimitedMethod {
 	/** Whether an admitted call may have to wait: a {@code maxWait}, or a leaky bucket that queues. */
 	boolean mayWait() {
 		return this.mayWait;
+	}
+
+	/**
+	 * Whether a call needs its {@link io.github.limiter.spring.web.Caller}: the method may be a request's handler
+	 * (whose response the fields describe), or an expression reads {@code #ip}, {@code #request} or
+	 * {@code #principal}. Other calls look nothing up.
+	 */
+	boolean usesCaller() {
+		return this.usesCaller;
 	}
 
 	/** Number of enforced limits: acquired before the call. */

@@ -26,6 +26,16 @@ public interface Caller {
 	}
 
 	/**
+	 * A caller that looks nothing up: no request, no handler, and the thread's principal only if asked. For methods
+	 * that are no request handler and whose expressions use none of {@code #ip}, {@code #request},
+	 * {@code #principal}, so that limiting them costs no lookup of the request.
+	 * @return the caller
+	 */
+	static Caller unbound() {
+		return CurrentCaller.THREAD;
+	}
+
+	/**
 	 * The client's address as the server sees it.
 	 * @return the address, or {@code null}
 	 */

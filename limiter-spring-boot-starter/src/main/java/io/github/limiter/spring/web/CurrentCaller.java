@@ -19,7 +19,7 @@ final class CurrentCaller {
 		.isPresent("org.springframework.security.core.context.SecurityContextHolder", LOADER);
 
 	/** A call outside a servlet request. */
-	private static final Caller THREAD = new Caller() {
+	static final Caller THREAD = new Caller() {
 
 		@Override
 		public String ip() {
