@@ -1,64 +1,102 @@
 -- Generic cell rate algorithm: token bucket and nginx-style leaky bucket
 -- (io.github.limiter.algorithm.TokenBucket, LeakyBucket, Gcra).
--- State: one string, the theoretical arrival time in microseconds ('%.17g', exact), expiring when the bucket is full.
--- Parameters 'gc': {capacity, interval (microseconds per permit), queue (1 = report the delay),
--- max delay (microseconds a queued call accepts to wait, -1 for the bucket's own bound)}.
+-- Exact integer arithmetic: time is counted in ticks of 1/q microsecond, so that a permit takes a whole number of
+-- ticks; every quantity is at most capacity x interval ticks, which Java keeps within 2^53 (exact in Lua's doubles).
+-- State: one string, the theoretical arrival time: whole microseconds, then ':' and the ticks of the next
+-- microsecond when there are any; it expires when the bucket is full.
+-- Parameters 'gc': {capacity, interval (ticks per permit), queue (1 = report the delay),
+-- max delay (microseconds a queued call accepts to wait, -1 for the bucket's own bound), q (ticks per microsecond)}.
 -- Same arithmetic, in the same order, as the Java class.
 
-local function gcra_evaluate(key, code, p, now, cost)
-  local capacity, interval, queue, max_ahead = p[1], p[2], p[3], p[4]
-  local full = capacity * interval
-  -- Compared as durations from now, which are exact where absolute times are not.
-  local ahead = 0
-  local tat = tonumber(kv_get(key))
-  if tat then
-    ahead = math.max(tat - now, 0)
+-- Ticks from now to the stored arrival time, never more than a full bucket (a clock that went back).
+local function gcra_ahead(key, p, now)
+  local raw = kv_get(key)
+  if not raw then
+    return 0
   end
-  local wait = ahead + cost * interval
-  -- A bound on the delay is a smaller tolerance for this call: admitted when ahead <= max_ahead.
-  local tolerance, per_permit = full, full
-  if max_ahead >= 0 then
-    tolerance = math.min(full, max_ahead + cost * interval)
-    per_permit = math.min(full, max_ahead + interval)
+  local micros, ticks = tonumber(raw), 0
+  if not micros then
+    local sep = string.find(raw, ':', 1, true)
+    micros, ticks = tonumber(string.sub(raw, 1, sep - 1)), tonumber(string.sub(raw, sep + 1))
   end
-  local allowed = wait - tolerance <= 1e-3
-  local ahead_after = ahead
-  local retry = math.max(1, math.ceil(wait - tolerance))
-  local delay = 0
-  local after = tat or now
-  if allowed then
-    ahead_after = wait
-    after = now + wait
-    retry = 0
-    if queue == 1 then
-      delay = math.ceil(ahead)
-    end
+  if micros < now then
+    return 0
   end
-  local remaining = math.max(0, math.min(capacity, math.floor((per_permit - ahead_after) / interval + 1e-9)))
-  return {allowed, remaining, retry, math.ceil(ahead_after), delay, after}
+  local q, tolerance = p[5], p[1] * p[2]
+  local d = micros - now
+  if d > (tolerance - math.fmod(tolerance, q)) / q + 1 then
+    return tolerance
+  end
+  -- (ceil: a value written by an earlier version, a double with a fraction, rounds up to whole ticks)
+  return math.min(tolerance, math.ceil(d * q) + ticks)
 end
 
-local function gcra_store(key, tat, now)
-  if tat <= now then
-    kv_del(key)
+-- a / q rounded up, for integers a >= 0 (fmod is exact, so is the division of a multiple).
+local function ceil_div(a, q)
+  local r = math.fmod(a, q)
+  if r == 0 then
+    return a / q
+  end
+  return (a - r) / q + 1
+end
+
+local function gcra_evaluate(key, code, p, now, cost)
+  local capacity, interval, queue, max_ahead, q = p[1], p[2], p[3], p[4], p[5]
+  local tolerance = capacity * interval
+  local ahead = gcra_ahead(key, p, now)
+  local wait = ahead + cost * interval
+  -- A bound on the delay is a smaller tolerance for this call: admitted when ahead <= the bound.
+  local limit, per_permit = tolerance, tolerance
+  if max_ahead >= 0 then
+    local bound = math.min(max_ahead, ceil_div(tolerance, q)) * q
+    limit = math.min(tolerance, bound + cost * interval)
+    per_permit = math.min(tolerance, bound + interval)
+  end
+  local allowed = wait <= limit
+  local ahead_after = ahead
+  local retry = 0
+  local delay = 0
+  if allowed then
+    ahead_after = wait
+    if queue == 1 then
+      delay = ceil_div(ahead, q)
+    end
   else
-    kv_set(key, string.format('%.17g', tat), ttl_millis(tat - now))
+    retry = math.max(1, ceil_div(wait - limit, q))
+  end
+  local remaining = 0
+  if per_permit > ahead_after then
+    local free = per_permit - ahead_after
+    remaining = math.min(capacity, (free - math.fmod(free, interval)) / interval)
+  end
+  return {allowed, remaining, retry, ceil_div(ahead_after, q), delay, ahead_after}
+end
+
+local function gcra_store(key, ahead, q, now)
+  if ahead <= 0 then
+    kv_del(key)
+    return
+  end
+  local ticks = math.fmod(ahead, q)
+  local micros = now + (ahead - ticks) / q
+  if ticks == 0 then
+    kv_set(key, string.format('%.0f', micros), ttl_millis(micros - now))
+  else
+    kv_set(key, string.format('%.0f:%.0f', micros, ticks), ttl_millis(micros + 1 - now))
   end
 end
 
 ALGORITHMS['gc'] = {
   evaluate = gcra_evaluate,
   commit = function(key, code, p, now, cost, outcome, token)
-    gcra_store(key, outcome[6], now)
+    gcra_store(key, outcome[6], p[5], now)
   end,
   record = function(key, code, p, now, cost, token)
-    local tat = tonumber(kv_get(key)) or now
-    gcra_store(key, math.min(math.max(tat, now) + cost * p[2], now + p[1] * p[2]), now)
+    gcra_store(key, math.min(gcra_ahead(key, p, now) + cost * p[2], p[1] * p[2]), p[5], now)
   end,
   refund = function(key, code, p, now, cost, token, charged)
-    local tat = tonumber(kv_get(key))
-    if tat then
-      gcra_store(key, tat - cost * p[2], now)
+    if kv_get(key) then
+      gcra_store(key, math.max(0, gcra_ahead(key, p, now) - cost * p[2]), p[5], now)
       kv_flush()
     end
   end

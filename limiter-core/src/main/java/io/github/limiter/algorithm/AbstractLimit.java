@@ -138,11 +138,6 @@ public abstract class AbstractLimit<S> implements Limit {
 		return micros;
 	}
 
-	static String number(double value) {
-		// The shortest text that parses back to the same double, in Java and in Lua's tonumber.
-		return Double.toString(value);
-	}
-
 	static long ceil(double micros) {
 		return (long) Math.ceil(micros);
 	}

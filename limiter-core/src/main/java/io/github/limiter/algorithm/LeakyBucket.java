@@ -12,7 +12,7 @@ import java.util.List;
  * served at once while the bucket still drains at the rate, so the next burst must wait for room. Implemented as
  * {@link Gcra GCRA} with capacity {@code burst + 1}. Script: {@code gcra.lua}.
  */
-public final class LeakyBucket extends AbstractLimit<Double> {
+public final class LeakyBucket extends AbstractLimit<GcraState> {
 
 	private volatile List<String> parameters;
 
@@ -156,30 +156,30 @@ public final class LeakyBucket extends AbstractLimit<Double> {
 
 	@Override
 	public Duration retention() {
-		return Duration.ofNanos(ceil(this.gcra.tolerance()) * 1000);
+		return Duration.ofNanos(this.gcra.toleranceMicros() * 1000);
 	}
 
 	@Override
-	public Outcome<Double> evaluate(Double tat, long now, long cost) {
+	public Outcome<GcraState> evaluate(GcraState tat, long now, long cost) {
 		return this.gcra.evaluate(tat, now, cost, !this.nodelay, this.maxDelayMicros);
 	}
 
 	@Override
-	public Double record(Double tat, long now, long cost) {
+	public GcraState record(GcraState tat, long now, long cost) {
 		return this.gcra.record(tat, now, cost);
 	}
 
 	@Override
-	public long expiresAtMicros(Double tat) {
-		return ceil(tat);
+	public long expiresAtMicros(GcraState tat) {
+		return this.gcra.expiresAtMicros(tat);
 	}
 
 	@Override
 	public List<String> scriptParameters(long clientNowMicros) {
 		if (this.parameters == null) {
 			// Built once: the hot path of every Redis decision reads it.
-			this.parameters = List.of("gc", Long.toString(this.burst + 1), number(this.gcra.interval()), this.nodelay ? "0" : "1",
-					Long.toString(this.maxDelayMicros), "0");
+			this.parameters = List.of("gc", Long.toString(this.burst + 1), Long.toString(this.gcra.interval()),
+					this.nodelay ? "0" : "1", Long.toString(this.maxDelayMicros), Long.toString(this.gcra.ticksPerMicro()));
 		}
 		return this.parameters;
 	}

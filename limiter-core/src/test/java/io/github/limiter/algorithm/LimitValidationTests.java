@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import io.github.limiter.LimitRequest;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
@@ -33,6 +34,16 @@ class LimitValidationTests {
 			.withMessage("limit must be at most 1000000000000000 but was 9007199254740992");
 		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 1L << 53, 1, Duration.ofDays(1)))
 			.withMessage("capacity must be at most 1000000000000000 but was 9007199254740992");
+	}
+
+	@Test
+	void aBucketIsRefusedWhenItsExactArithmeticWouldLeaveTheIntegersOfRedisLua() {
+		// 31 per second takes ticks of 1/31 us: 9.5 billion permits (3,547 days to drain) make 9.5e15 ticks > 2^53.
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> TokenBucket.of("a", 9_500_000_000L, 31, Duration.ofSeconds(1)))
+			.withMessageStartingWith("capacity 9500000000 at 31 per 1000000us cannot be held exactly");
+		// The same capacity at a rate that divides the second evenly is exact and accepted.
+		assertThat(TokenBucket.of("a", 9_500_000_000L, 32, Duration.ofSeconds(1)).capacity()).isEqualTo(9_500_000_000L);
 	}
 
 	@Test

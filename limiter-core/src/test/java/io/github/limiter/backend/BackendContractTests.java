@@ -507,6 +507,55 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void bucketsAreExactAtRatesThatAreNoWholeMicrosecondsOneCallAtATime() {
+		// 1.1 us per permit: absolute times held as doubles (0.25 us apart near now) once admitted about 1,100 of 1,000.
+		for (Limit limit : List.of(TokenBucket.of("tenth", 1000, 10, Duration.ofNanos(11_000)),
+				LeakyBucket.nodelay("leaky-tenth", 10, Duration.ofNanos(11_000), 999))) {
+			at(Duration.ofNanos(123_456_789_000L));
+			int admitted = 0;
+			for (int i = 0; i < 1001; i++) {
+				admitted += this.limiter.acquire(limit, "k").allowed() ? 1 : 0;
+			}
+			assertThat(admitted).as("%s: one instant", limit).isEqualTo(1000);
+			at(Duration.ofNanos(123_456_789_000L + 11_000));
+			admitted = 0;
+			for (int i = 0; i < 11; i++) {
+				admitted += this.limiter.acquire(limit, "k").allowed() ? 1 : 0;
+			}
+			assertThat(admitted).as("%s: 11 us later, 10 permits came back", limit).isEqualTo(10);
+		}
+	}
+
+	@Test
+	void bucketsAreExactAtTheEdgesOfTheRatesTheyAccept() {
+		Duration micro = Duration.ofNanos(1_000);
+		// A billion per second, a million in the bucket: a thousand permits per microsecond.
+		Limit giga = TokenBucket.of("giga", 1_000_000, 1_000_000_000, Duration.ofSeconds(1));
+		assertMicros(this.limiter.acquire(giga, "k", 1_000_000), true, 0, 0, 1000);
+		assertMicros(this.limiter.acquire(giga, "k"), false, 0, 1, 1000);
+		at(micro);
+		assertMicros(this.limiter.acquire(giga, "k", 1000), true, 0, 0, 1000);
+		assertThat(this.limiter.acquire(giga, "k").allowed()).isFalse();
+		// Ten million per second: ten per microsecond, where a double time did not move and nothing was limited.
+		Limit tenMega = TokenBucket.of("ten-mega", 10, 10_000_000, Duration.ofSeconds(1));
+		for (int i = 0; i < 10; i++) {
+			assertThat(this.limiter.acquire(tenMega, "k").allowed()).isTrue();
+		}
+		assertMicros(this.limiter.acquire(tenMega, "k"), false, 0, 1, 1);
+		// A million per second, a million in the bucket: one microsecond each.
+		Limit mega = TokenBucket.of("mega", 1_000_000, Duration.ofSeconds(1));
+		assertMicros(this.limiter.acquire(mega, "k", 999_999), true, 1, 0, 999_999);
+		assertMicros(this.limiter.acquire(mega, "k", 2), false, 1, 1, 999_999);
+		// One per day, capacity 1.
+		Limit daily = TokenBucket.of("daily", 1, Duration.ofDays(1));
+		assertDecision(this.limiter.acquire(daily, "k"), true, 0, 0, Duration.ofDays(1));
+		at(Duration.ofDays(1).plus(micro).minusNanos(1_000));
+		assertDecision(this.limiter.acquire(daily, "k"), false, 0, Duration.ofNanos(1_000), Duration.ofNanos(1_000));
+		at(Duration.ofDays(1).plus(micro));
+		assertDecision(this.limiter.acquire(daily, "k"), true, 0, 0, Duration.ofDays(1));
+	}
+
+	@Test
 	void oversizedKeysAreRejectedBeforeTheBackend() {
 		Limit limit = FixedWindow.of("oversized", 1, Duration.ofMinutes(1));
 		String megabyte = "k".repeat(1 << 20);
@@ -521,6 +570,12 @@ public abstract class BackendContractTests {
 		assertThat(decision.remaining()).as("remaining of %s", decision).isEqualTo(remaining);
 		assertThat(decision.retryAfter()).as("retry-after of %s", decision).isEqualTo(retryAfter);
 		assertThat(decision.resetAfter()).as("reset-after of %s", decision).isEqualTo(resetAfter);
+	}
+
+	private static void assertMicros(Decision decision, boolean allowed, long remaining, long retryAfterMicros,
+			long resetAfterMicros) {
+		assertDecision(decision, allowed, remaining, Duration.ofNanos(retryAfterMicros * 1000),
+				Duration.ofNanos(resetAfterMicros * 1000));
 	}
 
 	protected static void assertDecision(Decision decision, boolean allowed, long remaining, long retryAfterMicros,
