@@ -22,6 +22,9 @@ public abstract class AbstractLimit<S> implements Limit {
 
 	private final Scope scope;
 
+	/** The hash of the limit's value, computed on first use (0 until then). */
+	private int hash;
+
 	AbstractLimit(String name, Scope scope) {
 		this.name = validateName(name);
 		this.scope = Objects.requireNonNull(scope, "scope must not be null");
@@ -35,6 +38,38 @@ public abstract class AbstractLimit<S> implements Limit {
 	@Override
 	public final Scope scope() {
 		return this.scope;
+	}
+
+	/**
+	 * The values that define this limit besides its name and scope, in a fixed order (nulls allowed): limits of one
+	 * class with the same name, scope and definition are equal, and share everything keyed by a limit.
+	 * @return the values
+	 */
+	abstract java.util.List<Object> definition();
+
+	/**
+	 * Limits are values: equal when of the same algorithm class with the same name, scope and parameters, however
+	 * and whenever they were built, so that a limit built for each call finds what an equal one left in maps keyed by
+	 * limits (a coalescing lane, a remembered rejection, a local share during an outage).
+	 */
+	@Override
+	public final boolean equals(Object other) {
+		if (this == other) {
+			return true;
+		}
+		return other != null && other.getClass() == getClass() && hashCode() == other.hashCode()
+				&& this.name.equals(((AbstractLimit<?>) other).name) && this.scope == ((AbstractLimit<?>) other).scope
+				&& definition().equals(((AbstractLimit<?>) other).definition());
+	}
+
+	@Override
+	public final int hashCode() {
+		int hash = this.hash;
+		if (hash == 0) {
+			hash = Objects.hash(getClass().getName(), this.name, this.scope, definition());
+			this.hash = (hash != 0) ? hash : 1;
+		}
+		return this.hash;
 	}
 
 	/**

@@ -175,6 +175,11 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 	}
 
 	@Override
+	List<Object> definition() {
+		return java.util.Arrays.asList(this.limit, this.windowMicros, this.calendarUnit, this.zone, this.firstDayOfWeek);
+	}
+
+	@Override
 	public String toString() {
 		return "FixedWindow[" + name() + ": " + this.limit + " per "
 				+ ((this.calendarUnit != null) ? this.calendarUnit + " in " + this.zone : retention()) + "]";

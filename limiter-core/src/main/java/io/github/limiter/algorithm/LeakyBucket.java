@@ -185,6 +185,11 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	}
 
 	@Override
+	List<Object> definition() {
+		return List.of(this.rate, this.period, this.burst, this.nodelay, this.maxDelayMicros);
+	}
+
+	@Override
 	public String toString() {
 		return "LeakyBucket[" + name() + ": " + this.rate + " per " + this.period + ", burst " + this.burst
 				+ (this.nodelay ? ", nodelay" : "") + ((this.maxDelayMicros >= 0) ? ", max delay " + maxDelay() : "") + "]";

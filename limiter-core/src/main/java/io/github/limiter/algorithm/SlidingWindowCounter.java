@@ -141,6 +141,11 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 	}
 
 	@Override
+	List<Object> definition() {
+		return List.of(this.limit, this.windowMicros);
+	}
+
+	@Override
 	public String toString() {
 		return "SlidingWindowCounter[" + name() + ": " + this.limit + " per " + Duration.ofNanos(this.windowMicros * 1000) + "]";
 	}

@@ -149,6 +149,11 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 	}
 
 	@Override
+	List<Object> definition() {
+		return List.of(this.limit, this.windowMicros);
+	}
+
+	@Override
 	public String toString() {
 		return "SlidingWindowLog[" + name() + ": " + this.limit + " per " + retention() + "]";
 	}

@@ -133,6 +133,11 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	}
 
 	@Override
+	List<Object> definition() {
+		return List.of(this.capacity, this.refillTokens, this.refillPeriod);
+	}
+
+	@Override
 	public String toString() {
 		return "TokenBucket[" + name() + ": capacity " + this.capacity + ", " + this.refillTokens + " per " + this.refillPeriod + "]";
 	}

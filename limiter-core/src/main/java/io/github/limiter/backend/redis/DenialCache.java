@@ -76,7 +76,7 @@ final class DenialCache {
 			this.denials.remove(key, denial);
 			return null;
 		}
-		if (cost != denial.cost || limit != denial.limit) {
+		if (cost != denial.cost || !limit.equals(denial.limit)) {
 			return null;
 		}
 		long elapsed = nowMicros - denial.sentMicros;

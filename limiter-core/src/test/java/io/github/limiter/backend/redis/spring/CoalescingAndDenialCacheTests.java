@@ -132,6 +132,20 @@ class CoalescingAndDenialCacheTests {
 	}
 
 	@Test
+	void aLimitBuiltForEachCallIsAnsweredFromTheSameMemory() {
+		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
+		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix()).build());
+		for (int i = 0; i < 3; i++) {
+			assertThat(limiter.acquire(FixedWindow.of("per-call", 3, Duration.ofMinutes(1)), "k").allowed()).isTrue();
+		}
+		assertThat(limiter.acquire(FixedWindow.of("per-call", 3, Duration.ofMinutes(1)), "k").allowed()).isFalse();
+		for (int i = 0; i < 100; i++) {
+			assertThat(limiter.acquire(FixedWindow.of("per-call", 3, Duration.ofMinutes(1)), "k").allowed()).isFalse();
+		}
+		assertThat(redis.calls.get()).as("a limit is a value: its rejection is remembered for equal ones").isEqualTo(4);
+	}
+
+	@Test
 	void aRejectionOnlyAnswersCallsOfTheSameCost() {
 		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
 		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix()).build());
