@@ -89,6 +89,27 @@ public final class RateLimiter {
 	}
 
 	/**
+	 * Like {@link #acquire(Limit, String)}, without blocking: on Lettuce and Redisson no thread waits for Redis.
+	 * @param limit the limit
+	 * @param key the key
+	 * @return the decision, when it is made
+	 */
+	public CompletionStage<Decision> acquireAsync(Limit limit, String key) {
+		return decideAsync(List.of(LimitRequest.of(limit, key)), Operation.ACQUIRE);
+	}
+
+	/**
+	 * Like {@link #acquire(Limit, String, long)}, without blocking.
+	 * @param limit the limit
+	 * @param key the key
+	 * @param cost permits to take
+	 * @return the decision, when it is made
+	 */
+	public CompletionStage<Decision> acquireAsync(Limit limit, String key, long cost) {
+		return decideAsync(List.of(new LimitRequest(limit, key, cost)), Operation.ACQUIRE);
+	}
+
+	/**
 	 * Takes one permit from every limit if all have room, otherwise none.
 	 * @param requests the limits and keys
 	 * @return the combined decision

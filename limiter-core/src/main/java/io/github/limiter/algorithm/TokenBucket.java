@@ -45,6 +45,16 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	}
 
 	/**
+	 * Starts a bucket with named settings, so that the capacity and the refill cannot be swapped:
+	 * {@code TokenBucket.builder("api").capacity(10).refill(1, Duration.ofSeconds(1)).build()}.
+	 * @param name the limit's name
+	 * @return a builder
+	 */
+	public static Builder builder(String name) {
+		return new Builder(name);
+	}
+
+	/**
 	 * A bucket of {@code capacity} tokens that refills all of them every {@code period}.
 	 * @param name the limit's name
 	 * @param capacity tokens per period, also the largest burst
@@ -140,6 +150,73 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	@Override
 	public String toString() {
 		return "TokenBucket[" + name() + ": capacity " + this.capacity + ", " + this.refillTokens + " per " + this.refillPeriod + "]";
+	}
+
+
+	/**
+	 * Builder of {@link TokenBucket}: a capacity and a refill, named.
+	 */
+	public static final class Builder {
+
+		private final String name;
+
+		private long capacity;
+
+		private long refillTokens;
+
+		private Duration refillPeriod;
+
+		private Scope scope = Scope.SHARED;
+
+		private Builder(String name) {
+			this.name = name;
+		}
+
+		/**
+		 * The most tokens the bucket holds: the largest burst. By default the tokens of one refill.
+		 * @param capacity a positive number
+		 * @return this builder
+		 */
+		public Builder capacity(long capacity) {
+			this.capacity = capacity;
+			return this;
+		}
+
+		/**
+		 * The refill: {@code tokens} every {@code period}, added continuously.
+		 * @param tokens tokens per period, positive
+		 * @param period the period
+		 * @return this builder
+		 */
+		public Builder refill(long tokens, Duration period) {
+			this.refillTokens = tokens;
+			this.refillPeriod = period;
+			return this;
+		}
+
+		/**
+		 * Who shares the limit ({@link Scope#SHARED} by default).
+		 * @param scope the scope
+		 * @return this builder
+		 */
+		public Builder scope(Scope scope) {
+			this.scope = scope;
+			return this;
+		}
+
+		/**
+		 * Builds the bucket.
+		 * @return the limit
+		 * @throws IllegalArgumentException when a setting is missing or out of range
+		 */
+		public TokenBucket build() {
+			if (this.refillPeriod == null) {
+				throw new IllegalArgumentException("refill of token bucket '" + this.name + "' must be set");
+			}
+			long capacity = (this.capacity != 0) ? this.capacity : this.refillTokens;
+			return new TokenBucket(this.name, capacity, this.refillTokens, this.refillPeriod, this.scope);
+		}
+
 	}
 
 }

@@ -42,7 +42,8 @@ import io.github.limiter.spi.RateLimiterBackend;
  * before it stops using it.
  *
  * <p><b>Deadline.</b> A decision waits for the backend at most the {@link AdaptiveDeadline}: three times the slowest
- * answer of the last ten seconds, between {@link Builder#deadline} and {@link Builder#maxDeadline}. A JVM that gets
+ * answer of the last ten seconds, between {@link Builder#deadline} and {@link Builder#maxDeadline} (the latter until
+ * the backend first answered, since the first calls connect and load scripts). A JVM that gets
  * busy makes every answer later and the deadline follows, so busyness alone does not turn decisions into fallbacks.
  * On expiry the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it
  * if it has not been sent yet.
@@ -203,7 +204,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			return CompletableFuture.completedFuture(fallback(requests, operation));
 		}
 		long start = System.nanoTime();
-		long limit = this.deadline.nanos(start);
+		// Until the backend first answered, nothing says how long it takes, and the first calls connect and load the
+		// script: they may take up to maxDeadline rather than be rejected by a floor meant for a warm backend.
+		long limit = this.answered ? this.deadline.nanos(start) : this.deadline.ceiling().toNanos();
 		CompletableFuture<Decision> call = call(() -> this.delegate.decideAsync(requests, operation));
 		if (!call.isDone()) {
 			call.orTimeout(limit, TimeUnit.NANOSECONDS);

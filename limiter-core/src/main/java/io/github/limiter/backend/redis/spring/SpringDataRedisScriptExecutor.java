@@ -61,9 +61,22 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 	}
 
 	/**
+	 * A Redis backend on a started connection factory, reading the time from Redis. With Lettuce no thread waits
+	 * for Redis; with Jedis, which blocks, an asynchronous decision runs on the calling thread (wrap the backend in a
+	 * {@link io.github.limiter.guard.GuardedBackend}, which calls it on a thread of its own so that its deadline
+	 * holds, or pass an executor).
+	 * @param connectionFactory the connection factory, started
+	 * @return a builder, to set the key prefix and build
+	 */
+	public static RedisScriptBackend.Builder backend(RedisConnectionFactory connectionFactory) {
+		return backend(connectionFactory, Runnable::run);
+	}
+
+	/**
 	 * A Redis backend on a connection factory, reading the time from Redis.
 	 * @param connectionFactory the connection factory
-	 * @param blockingExecutor where asynchronous decisions run when the client has no asynchronous API
+	 * @param blockingExecutor where asynchronous decisions run when the client has no asynchronous API (Jedis);
+	 * Lettuce never uses it
 	 * @return a builder, to set the key prefix and build
 	 */
 	public static RedisScriptBackend.Builder backend(RedisConnectionFactory connectionFactory, Executor blockingExecutor) {
