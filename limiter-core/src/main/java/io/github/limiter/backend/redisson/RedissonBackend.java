@@ -30,22 +30,27 @@ import io.github.limiter.spi.InstanceRegistry;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
- * Redisson backend: token buckets through Redisson's {@link RRateLimiter}, every other algorithm through the same Lua
- * script as {@link RedisScriptBackend}, run with Redisson's script API.
+ * Redisson backend: every algorithm through the same Lua script as {@link RedisScriptBackend}, run with Redisson's
+ * script API; in {@link TokenBucketMode#RATE_LIMITER} mode, token buckets through Redisson's {@link RRateLimiter}.
  *
- * <p>It avoids the traps of using {@code RRateLimiter} directly:
+ * <p>The default, {@link TokenBucketMode#SCRIPT}, decides a token bucket with the GCRA script in one call of four
+ * commands (a plain {@code RRateLimiter.tryAcquire} costs ten), with exact remaining permits and retry-after and a
+ * TTL on every key. {@link TokenBucketMode#RATE_LIMITER} is for applications that share their limiters with other
+ * Redisson code; it avoids the traps of using {@code RRateLimiter} directly:
  * <ul>
  * <li>a rate changed in configuration takes effect: the first use of a key in this JVM compares the stored rate with
  * the configured one and updates it in place, keeping the permits already taken ({@code trySetRate} alone keeps the
  * old rate forever; {@code setRate} alone wipes the state on every start);</li>
- * <li>keys expire: every rate is set with a keep-alive time of one interval, which Redisson renews on each acquire;</li>
+ * <li>keys expire: every rate is set with a keep-alive time of one interval, which Redisson renews on each acquire;
+ * {@code availablePermits}, which writes its count without a TTL, is followed by an expiry of all the limiter's
+ * keys, so that neither a fresh key nor a stale count outlives the keep-alive;</li>
  * <li>{@link Limit.Scope#PER_INSTANCE} maps to {@link RateType#PER_CLIENT}, {@link Limit.Scope#SHARED} to
  * {@link RateType#OVERALL}.</li>
  * </ul>
- * A {@link TokenBucket} of capacity {@code C} refilling {@code R} per {@code P} becomes "{@code C} permits per
+ * There, a {@link TokenBucket} of capacity {@code C} refilling {@code R} per {@code P} becomes "{@code C} permits per
  * {@code P·C/R}", Redisson's sliding-window view of the same long-run rate and burst. {@code RRateLimiter} answers only
- * yes or no, so remaining permits take one more round-trip and retry-after is an upper bound (one interval). Choose
- * {@link TokenBucketMode#SCRIPT} to run token buckets on the exact GCRA script instead.
+ * yes or no, so remaining permits take one more script (and the expiry a third) and retry-after is an upper bound
+ * (one interval).
  */
 public final class RedissonBackend implements RateLimiterBackend, InstanceRegistry {
 
@@ -204,11 +209,16 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 				return verdict(operation);
 			}).thenCompose(stage -> stage);
 			long cost = this.request.cost();
-			return verdict.thenCompose(allowed -> this.limiter.availablePermitsAsync().thenApply(available -> {
-				// Like the scripts, a check reports what would remain after the call.
-				long remaining = (operation == Operation.CHECK && allowed) ? available - cost : available;
-				return List.of(decision(allowed, remaining));
-			}))
+			Duration keepAlive = Duration.ofMillis(this.rate.getRateInterval());
+			return verdict.thenCompose(allowed -> this.limiter.availablePermitsAsync()
+				// availablePermits writes its count without a TTL (on a fresh key, or when permits came back): expire
+				// every key of the limiter again, or a check would leave keys for ever and stale counts behind.
+				.thenCompose(available -> this.limiter.expireAsync(keepAlive).thenApply(expiring -> available))
+				.thenApply(available -> {
+					// Like the scripts, a check reports what would remain after the call.
+					long remaining = (operation == Operation.CHECK && allowed) ? available - cost : available;
+					return List.of(decision(allowed, remaining));
+				}))
 				.handle((decisions, failure) -> {
 					if (failure != null) {
 						throw new BackendException("Redisson RRateLimiter " + this.limiter.getName() + " could not decide", failure);
@@ -259,10 +269,13 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 	 */
 	public enum TokenBucketMode {
 
-		/** Through Redisson's {@link RRateLimiter} (the default). */
+		/** Through Redisson's {@link RRateLimiter}, for limiters shared with other Redisson code. */
 		RATE_LIMITER,
 
-		/** Through the GCRA script, like every other algorithm: exact remaining and retry-after, continuous refill. */
+		/**
+		 * Through the GCRA script, like every other algorithm (the default): one call, exact remaining and
+		 * retry-after, continuous refill, a TTL on every key.
+		 */
 		SCRIPT
 
 	}
@@ -276,7 +289,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 
 		private String keyPrefix = "limiter:";
 
-		private TokenBucketMode tokenBucketMode = TokenBucketMode.RATE_LIMITER;
+		private TokenBucketMode tokenBucketMode = TokenBucketMode.SCRIPT;
 
 		private boolean coalesce = true;
 
@@ -299,7 +312,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		}
 
 		/**
-		 * How token buckets are enforced ({@link TokenBucketMode#RATE_LIMITER} by default).
+		 * How token buckets are enforced ({@link TokenBucketMode#SCRIPT} by default).
 		 * @param mode the mode
 		 * @return this builder
 		 */

@@ -50,7 +50,10 @@ class RedissonRateLimiterTests {
 	}
 
 	private RateLimiter limiter(RedissonClient client) {
-		return RateLimiter.of(RedissonBackend.builder(client).keyPrefix(this.prefix).build());
+		return RateLimiter.of(RedissonBackend.builder(client)
+			.keyPrefix(this.prefix)
+			.tokenBucketMode(RedissonBackend.TokenBucketMode.RATE_LIMITER)
+			.build());
 	}
 
 	@Test
@@ -130,6 +133,45 @@ class RedissonRateLimiterTests {
 		assertThat(limiter.acquire(both).allowed()).isTrue();
 		assertThat(limiter.acquire(both).allowed()).isFalse();
 		assertThat(limiter.check(bucket, "k").remaining()).as("one taken, one more would leave one").isEqualTo(1);
+	}
+
+	@Test
+	void afterAnyMixOfAcquireCheckAndRecordEveryKeyExpires() throws InterruptedException {
+		RateLimiter limiter = limiter(redisson);
+		Limit limit = TokenBucket.of("mixed", 3, Duration.ofSeconds(1));
+		limiter.acquire(limit, "used");
+		limiter.record(limit, "used");
+		Thread.sleep(1100);
+		// Permits came back: availablePermits writes the count again; and on fresh keys it writes a first count.
+		limiter.check(limit, "used");
+		for (int i = 0; i < 20; i++) {
+			limiter.check(limit, "fresh-" + i);
+		}
+		RKeys keys = redisson.getKeys();
+		int count = 0;
+		for (String name : keys.getKeysByPattern(this.prefix + "*")) {
+			count++;
+			assertThat(keys.remainTimeToLive(name)).as("TTL of %s", name).isBetween(1L, 1_000L);
+		}
+		assertThat(count).as("the 21 limiters' keys").isGreaterThanOrEqualTo(21);
+	}
+
+	@Test
+	void aCheckLeavesNoStaleCountBehindAnIdlePeriod() throws InterruptedException {
+		RateLimiter limiter = limiter(redisson);
+		Limit limit = TokenBucket.of("stale", 10, Duration.ofSeconds(2));
+		assertThat(limiter.acquire(limit, "k", 5).allowed()).isTrue();
+		Thread.sleep(1_000);
+		assertThat(limiter.acquire(limit, "k", 5).allowed()).isTrue();
+		Thread.sleep(1_100);
+		// The first five came back: the check writes a count of 5, which Redisson leaves without a TTL.
+		assertThat(limiter.check(limit, "k").allowed()).isTrue();
+		Thread.sleep(2_500);
+		int admitted = 0;
+		for (int i = 0; i < 11; i++) {
+			admitted += limiter.acquire(limit, "k").allowed() ? 1 : 0;
+		}
+		assertThat(admitted).as("a full bucket after the keep-alive, not the count the check left").isEqualTo(10);
 	}
 
 	@Test

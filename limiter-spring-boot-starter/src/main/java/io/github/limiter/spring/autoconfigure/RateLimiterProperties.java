@@ -545,10 +545,10 @@ public class RateLimiterProperties {
 	public static class Redisson {
 
 		/**
-		 * How token buckets are enforced: rate-limiter (Redisson's RRateLimiter) or script (the exact GCRA script
-		 * used for the other algorithms).
+		 * How token buckets are enforced: script (the default: the exact GCRA script of the other algorithms, one
+		 * call per decision) or rate-limiter (Redisson's RRateLimiter, for limiters shared with other Redisson code).
 		 */
-		private RedissonBackend.TokenBucketMode tokenBucketMode = RedissonBackend.TokenBucketMode.RATE_LIMITER;
+		private RedissonBackend.TokenBucketMode tokenBucketMode = RedissonBackend.TokenBucketMode.SCRIPT;
 
 		public RedissonBackend.TokenBucketMode getTokenBucketMode() {
 			return this.tokenBucketMode;

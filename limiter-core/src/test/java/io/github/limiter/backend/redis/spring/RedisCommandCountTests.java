@@ -90,6 +90,39 @@ class RedisCommandCountTests {
 	}
 
 	/** Calls per command since the last reset, without the CONFIG RESETSTAT and INFO of the test. */
+	@org.junit.jupiter.api.Test
+	void redissonsDefaultModeCostsATokenBucketNoMoreThanAPlainRateLimiter() {
+		org.redisson.config.Config config = new org.redisson.config.Config();
+		config.useSingleServer().setAddress(redis.uri());
+		org.redisson.api.RedissonClient redisson = org.redisson.Redisson.create(config);
+		try {
+			Limit limit = TokenBucket.of("rtb", 1000, Duration.ofMinutes(1));
+			RateLimiter limiter = RateLimiter
+				.of(io.github.limiter.backend.redisson.RedissonBackend.builder(redisson).keyPrefix("count:").build());
+			limiter.acquire(limit, "warm");
+			org.redisson.api.RRateLimiter plain = redisson.getRateLimiter("plain");
+			plain.trySetRate(org.redisson.api.RateType.OVERALL, 1000, Duration.ofMinutes(1), Duration.ofMinutes(1));
+			plain.tryAcquire();
+
+			redis.command("CONFIG", "RESETSTAT");
+			assertThat(limiter.acquire(limit, "alone").remaining()).isEqualTo(999);
+			Map<String, Long> ours = commands();
+			redis.command("CONFIG", "RESETSTAT");
+			assertThat(plain.tryAcquire()).isTrue();
+			Map<String, Long> theirs = commands();
+			long oursTotal = ours.values().stream().mapToLong(Long::longValue).sum();
+			long theirsTotal = theirs.values().stream().mapToLong(Long::longValue).sum();
+			System.out.println("One token-bucket decision: limiter on Redisson (default mode) " + oursTotal + " commands "
+					+ ours + ", with remaining permits; plain RRateLimiter.tryAcquire " + theirsTotal + " " + theirs
+					+ ", yes or no only");
+			assertThat(ours).containsExactlyInAnyOrderEntriesOf(Map.of("evalsha", 1L, "time", 1L, "get", 1L, "set", 1L));
+			assertThat(oursTotal).isLessThanOrEqualTo(theirsTotal);
+		}
+		finally {
+			redisson.shutdown();
+		}
+	}
+
 	private static Map<String, Long> commands() {
 		Map<String, Long> calls = new TreeMap<>();
 		for (String line : redis.command("INFO", "commandstats").split("\r?\n")) {
