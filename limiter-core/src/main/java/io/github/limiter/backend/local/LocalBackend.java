@@ -5,14 +5,16 @@ import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Ticker;
 
 import io.github.limiter.Decision;
 import io.github.limiter.Limit;
@@ -26,43 +28,64 @@ import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
- * In-process backend: the algorithms' own logic over a concurrent map, with the semantics of the Redis backends.
+ * In-process backend: the algorithms' own logic over a bounded cache, with the semantics of the Redis backends.
  *
- * <p>Limits hold per JVM only. Memory is bounded: keys whose state has expired are dropped, and when more than
- * {@code maxKeys} keys are live, arbitrary ones are evicted down to 90% of the bound (an evicted key starts afresh,
- * which can only admit more, never less).
+ * <p>Limits hold per JVM only. Memory is bounded by a Caffeine cache: a key is dropped one retention of its limit
+ * (a window, a bucket's drain time) after its last use, when its state is as good as absent; beyond {@code maxKeys}
+ * keys, Caffeine's W-TinyLFU policy evicts, which admits a new key only in place of a less used one, so a flood of
+ * one-off keys cannot push out the keys in real use (a victim's failed-login count survives an attacker's flood).
+ * Expiry and eviction run in Caffeine's maintenance, off the deciding thread.
  *
  * <p>Each key's state is one immutable value swapped by compare-and-set: a decision on one limit reads it, decides,
  * and publishes the next state only if nobody else did meanwhile (otherwise it decides again), so two threads on one
  * key never wait for a lock. Decisions over several limits hold their keys in a fixed order by swapping each state
- * for a {@link Held} marker (other deciders spin briefly until it is released), so they are all or nothing and never
- * deadlock.
+ * for a {@link Held} marker (other deciders spin briefly, then park, until it is released), so they are all or
+ * nothing and never deadlock.
  */
 public final class LocalBackend implements RateLimiterBackend {
 
 	/** Default bound on the number of keys kept. */
 	public static final int DEFAULT_MAX_KEYS = 100_000;
 
-	private static final int SWEEP_EVERY = 4096;
-
-	private final Map<StoreKey, Entry> entries = new ConcurrentHashMap<>();
+	private final Cache<StoreKey, Entry> entries;
 
 	private final TimeSource clock;
-
-	private final int maxKeys;
-
-	private final AtomicInteger insertions = new AtomicInteger();
-
-	private final AtomicBoolean sweeping = new AtomicBoolean();
-
-	private volatile boolean sweepDue;
 
 	private LocalBackend(TimeSource clock, int maxKeys) {
 		if (maxKeys < 1) {
 			throw new IllegalArgumentException("max keys must be positive but was " + maxKeys);
 		}
 		this.clock = clock;
-		this.maxKeys = maxKeys;
+		this.entries = Caffeine.newBuilder()
+			.maximumSize(maxKeys)
+			// The system's monotonic clock, or a test's clock as the decisions see it.
+			.ticker((clock == TimeSource.SYSTEM) ? Ticker.systemTicker() : () -> clock.nowMicros() * 1000)
+			.expireAfter(new Expiry<StoreKey, Entry>() {
+
+				@Override
+				public long expireAfterCreate(StoreKey key, Entry entry, long now) {
+					return entry.retentionNanos;
+				}
+
+				@Override
+				public long expireAfterUpdate(StoreKey key, Entry entry, long now, long remaining) {
+					return entry.retentionNanos;
+				}
+
+				@Override
+				public long expireAfterRead(StoreKey key, Entry entry, long now, long remaining) {
+					// Every decision reads its entry first: its state, whatever it becomes, matters at most one
+					// retention from now.
+					return entry.retentionNanos;
+				}
+
+			})
+			.evictionListener((StoreKey key, Entry entry, RemovalCause cause) -> {
+				if (entry != null) {
+					entry.remove();
+				}
+			})
+			.build();
 	}
 
 	/**
@@ -84,11 +107,12 @@ public final class LocalBackend implements RateLimiterBackend {
 	}
 
 	/**
-	 * Number of keys currently held, expired ones included until the next sweep.
+	 * Number of keys currently held, after Caffeine's pending maintenance.
 	 * @return the number of keys
 	 */
 	public int size() {
-		return this.entries.size();
+		this.entries.cleanUp();
+		return (int) this.entries.estimatedSize();
 	}
 
 	@Override
@@ -114,18 +138,12 @@ public final class LocalBackend implements RateLimiterBackend {
 		if (order.length > 1) {
 			Arrays.sort(order, Comparator.comparing((Integer i) -> keys[i]));
 		}
-		Decision decision;
 		try {
-			decision = lockAndDecide(requests, keys, order, 0, locked, operation);
+			return lockAndDecide(requests, keys, order, 0, locked, operation);
 		}
 		finally {
 			release(locked);
 		}
-		// Sweep with no entry locked: sweeping locks entries one by one, which could deadlock under held locks.
-		if (this.sweepDue) {
-			sweep(this.clock.nowMicros());
-		}
-		return decision;
 	}
 
 	/** The common case: one limit, one key, no ordering, arrays or locks. */
@@ -153,21 +171,23 @@ public final class LocalBackend implements RateLimiterBackend {
 				}
 				token = (limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null;
 			}
-			Decision decision = decision(limit, outcome, outcome.allowed(), now, token);
-			if (this.sweepDue) {
-				sweep(this.clock.nowMicros());
-			}
-			return decision;
+			return decision(limit, outcome, outcome.allowed(), now, token);
 		}
 	}
 
-	/** Waits a little for a multi-limit decision to release a key: busy at first, then yielding the processor. */
+	/**
+	 * Waits for a multi-limit decision to release a key: busy at first, then yielding the processor, then parked for
+	 * growing moments (a holder preempted on a loaded machine may take milliseconds).
+	 */
 	private static int spin(int spins) {
 		if (spins < 64) {
 			Thread.onSpinWait();
 		}
-		else {
+		else if (spins < 128) {
 			Thread.yield();
+		}
+		else {
+			LockSupport.parkNanos(Math.min(1_000_000L, 1_000L << Math.min(10, spins - 128)));
 		}
 		return spins + 1;
 	}
@@ -278,53 +298,13 @@ public final class LocalBackend implements RateLimiterBackend {
 	}
 
 	private Entry entry(StoreKey key) {
-		Entry entry = this.entries.get(key);
-		if (entry != null) {
-			return entry;
-		}
-		entry = this.entries.computeIfAbsent(key, k -> new Entry(algorithm(k.limit)));
-		int inserted = this.insertions.incrementAndGet();
-		if (this.entries.size() > this.maxKeys || inserted % SWEEP_EVERY == 0) {
-			this.sweepDue = true;
-		}
-		return entry;
-	}
-
-	/** Drops expired keys, then evicts until under the bound. One sweeper at a time; others carry on. */
-	private void sweep(long now) {
-		if (!this.sweeping.compareAndSet(false, true)) {
-			return;
-		}
-		this.sweepDue = false;
-		try {
-			removeWhile(this.entries.entrySet().iterator(), now, true);
-			if (this.entries.size() > this.maxKeys) {
-				removeWhile(this.entries.entrySet().iterator(), now, false);
-			}
-		}
-		finally {
-			this.sweeping.set(false);
-		}
-	}
-
-	private void removeWhile(Iterator<Map.Entry<StoreKey, Entry>> iterator, long now, boolean expiredOnly) {
-		int target = this.maxKeys - this.maxKeys / 10;
-		while (iterator.hasNext() && (expiredOnly || this.entries.size() > target)) {
-			Entry entry = iterator.next().getValue();
-			Object state = entry.state;
-			if (state == REMOVED || state instanceof Held) {
-				continue;
-			}
-			boolean expired = state == null || entry.limit.expiresAtMicros(state) <= now;
-			if ((expired || !expiredOnly) && STATE.compareAndSet(entry, state, REMOVED)) {
-				iterator.remove();
-			}
-		}
+		Entry entry = this.entries.getIfPresent(key);
+		return (entry != null) ? entry : this.entries.get(key, k -> new Entry(algorithm(k.limit)));
 	}
 
 	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
-		Entry entry = this.entries.get(StoreKey.of(LimitRequest.of(limit, key)));
+		Entry entry = this.entries.getIfPresent(StoreKey.of(LimitRequest.of(limit, key)));
 		if (entry != null) {
 			int spins = 0;
 			while (true) {
@@ -373,15 +353,33 @@ public final class LocalBackend implements RateLimiterBackend {
 
 		final AbstractLimit<Object> limit;
 
+		/** How long after a use the state may still matter: the limit's retention. */
+		final long retentionNanos;
+
 		volatile Object state;
 
 		Entry(AbstractLimit<Object> limit) {
 			this.limit = limit;
+			this.retentionNanos = limit.retention().toNanos();
+		}
+
+		/**
+		 * Marks the entry evicted, so that a decider still holding it looks the key up again instead of publishing
+		 * into it. An entry held by a multi-limit decision is left to it: that decision is made, and the key starts
+		 * afresh next time, as an evicted key does.
+		 */
+		void remove() {
+			Object current;
+			while (!((current = this.state) instanceof Held) && current != REMOVED) {
+				if (STATE.compareAndSet(this, current, REMOVED)) {
+					return;
+				}
+			}
 		}
 
 	}
 
-	/** Marks an entry swept from the map: a decider that still holds it looks the key up again. */
+	/** Marks an entry evicted from the cache: a decider that still holds it looks the key up again. */
 	private static final Object REMOVED = new Object();
 
 	private static final VarHandle STATE;

@@ -38,6 +38,32 @@ class LocalBackendTests {
 	}
 
 	@Test
+	void aFloodOfNewKeysDoesNotResetAVictimsFailureCount() {
+		// The attack: three failed logins lock the victim out; the attacker floods the backend with new keys, a full
+		// bound at a time, and tries the victim's password again, hoping the flood pushed the count out.
+		LocalBackend backend = LocalBackend.create(TimeSource.SYSTEM, 1000);
+		RateLimiter limiter = RateLimiter.of(backend);
+		Limit failures = SlidingWindowLog.of("login-failures", 3, Duration.ofMinutes(10));
+		for (int i = 0; i < 1000; i++) {
+			// A running application: the backend already holds as many keys as it may.
+			limiter.record(failures, "user-" + i);
+		}
+		for (int i = 0; i < 3; i++) {
+			assertThat(limiter.check(failures, "victim").allowed()).isTrue();
+			limiter.record(failures, "victim");
+		}
+		for (int round = 0; round < 20; round++) {
+			for (int i = 0; i < 1000; i++) {
+				limiter.record(failures, "attacker-" + round + "-" + i);
+			}
+			assertThat(backend.size()).isLessThanOrEqualTo(1000);
+			assertThat(limiter.check(failures, "victim").allowed())
+				.as("after %d floods of new keys, the victim is still locked out", round + 1)
+				.isFalse();
+		}
+	}
+
+	@Test
 	void dropsKeysWhoseStateExpired() {
 		ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
 		LocalBackend backend = LocalBackend.create(clock, 100);
