@@ -2,23 +2,52 @@ package io.github.limiter.algorithm;
 
 /**
  * The rate limiting algorithms. Each is one class in this package (pure logic, the time passed in) and one Lua script
- * for Redis, with the same semantics on every backend.
+ * for Redis, with the same semantics on every backend, and describes itself here: the code that names its state's
+ * shape in Redis keys and script arguments, and its Lua file. Adding an algorithm is a constant here, its class and
+ * its Lua file.
  */
 public enum Algorithm {
 
 	/** N per window; windows aligned to the epoch or to calendar boundaries. See {@link FixedWindow}. */
-	FIXED_WINDOW,
+	FIXED_WINDOW("fw", "fixed_window.lua"),
 
 	/** Exact: at most N in any interval of one window length. See {@link SlidingWindowLog}. */
-	SLIDING_WINDOW_LOG,
+	SLIDING_WINDOW_LOG("sl", "sliding_window_log.lua"),
 
 	/** O(1) approximation of a sliding window from two fixed windows. See {@link SlidingWindowCounter}. */
-	SLIDING_WINDOW_COUNTER,
+	SLIDING_WINDOW_COUNTER("sc", "sliding_window_counter.lua"),
 
 	/** Capacity and refill rate; bursts up to capacity. See {@link TokenBucket}. */
-	TOKEN_BUCKET,
+	TOKEN_BUCKET("gc", "gcra.lua"),
 
 	/** nginx {@code limit_req}: rate and burst, excess rejected, queued or served at once. See {@link LeakyBucket}. */
-	LEAKY_BUCKET
+	LEAKY_BUCKET("gc", "gcra.lua");
+
+	private final String code;
+
+	private final String script;
+
+	Algorithm(String code, String script) {
+		this.code = code;
+		this.script = script;
+	}
+
+	/**
+	 * The code of the state's shape: in Redis keys ({@code <prefix>{<tag>}<code>:<limit>:<key>}), so that a limit
+	 * switched to another shape starts afresh, and first of the script arguments, where it picks the Lua functions.
+	 * Algorithms that share a state (token and leaky bucket, both GCRA) share their code.
+	 * @return two letters
+	 */
+	public String code() {
+		return this.code;
+	}
+
+	/**
+	 * The Lua file, under {@code META-INF/limiter/lua}, that implements this algorithm for Redis.
+	 * @return the file name
+	 */
+	public String script() {
+		return this.script;
+	}
 
 }

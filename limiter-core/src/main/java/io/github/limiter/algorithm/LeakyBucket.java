@@ -178,7 +178,7 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	public List<String> scriptParameters(long clientNowMicros) {
 		if (this.parameters == null) {
 			// Built once: the hot path of every Redis decision reads it.
-			this.parameters = List.of("gc", Long.toString(this.burst + 1), Long.toString(this.gcra.interval()),
+			this.parameters = List.of(algorithm().code(), Long.toString(this.burst + 1), Long.toString(this.gcra.interval()),
 					this.nodelay ? "0" : "1", Long.toString(this.maxDelayMicros), Long.toString(this.gcra.ticksPerMicro()));
 		}
 		return this.parameters;

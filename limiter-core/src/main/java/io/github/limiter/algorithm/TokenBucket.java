@@ -136,7 +136,7 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	public List<String> scriptParameters(long clientNowMicros) {
 		if (this.parameters == null) {
 			// Built once: the hot path of every Redis decision reads it.
-			this.parameters = List.of("gc", Long.toString(this.capacity), Long.toString(this.gcra.interval()), "0", "-1",
+			this.parameters = List.of(algorithm().code(), Long.toString(this.capacity), Long.toString(this.gcra.interval()), "0", "-1",
 					Long.toString(this.gcra.ticksPerMicro()));
 		}
 		return this.parameters;

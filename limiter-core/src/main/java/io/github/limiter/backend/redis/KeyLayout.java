@@ -80,12 +80,7 @@ public final class KeyLayout {
 	 * @return a two-letter code
 	 */
 	static String storage(Algorithm algorithm) {
-		return switch (algorithm) {
-			case FIXED_WINDOW -> "fw";
-			case SLIDING_WINDOW_LOG -> "sl";
-			case SLIDING_WINDOW_COUNTER -> "sc";
-			case TOKEN_BUCKET, LEAKY_BUCKET -> "gc";
-		};
+		return algorithm.code();
 	}
 
 	static String material(String key) {

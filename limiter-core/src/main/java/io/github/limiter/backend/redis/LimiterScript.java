@@ -7,7 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -21,18 +23,16 @@ import io.github.limiter.algorithm.Algorithm;
  */
 public final class LimiterScript {
 
-	private static final List<String> ALGORITHMS = List.of("fixed_window.lua", "sliding_window_log.lua",
-			"sliding_window_counter.lua", "gcra.lua");
+	/** Each algorithm's Lua file once, in the order of the algorithms. */
+	private static final List<String> ALGORITHMS = Arrays.stream(Algorithm.values())
+		.map(Algorithm::script)
+		.distinct()
+		.toList();
 
 	private static final LimiterScript DECIDE = new LimiterScript(compose(ALGORITHMS, "decide.lua"));
 
 	/** One batch script per algorithm: a call defines only the Lua functions it runs. */
-	private static final Map<Algorithm, LimiterScript> BATCH = new EnumMap<>(Map.of(
-			Algorithm.FIXED_WINDOW, new LimiterScript(compose(List.of("fixed_window.lua"), "batch.lua")),
-			Algorithm.SLIDING_WINDOW_LOG, new LimiterScript(compose(List.of("sliding_window_log.lua"), "batch.lua")),
-			Algorithm.SLIDING_WINDOW_COUNTER, new LimiterScript(compose(List.of("sliding_window_counter.lua"), "batch.lua")),
-			Algorithm.TOKEN_BUCKET, new LimiterScript(compose(List.of("gcra.lua"), "batch.lua")),
-			Algorithm.LEAKY_BUCKET, new LimiterScript(compose(List.of("gcra.lua"), "batch.lua"))));
+	private static final Map<Algorithm, LimiterScript> BATCH = batchScripts();
 
 	private static final LimiterScript INSTANCES = new LimiterScript(compose(List.of(), "instances.lua"));
 
@@ -84,6 +84,16 @@ public final class LimiterScript {
 	 */
 	public String sha() {
 		return this.sha;
+	}
+
+	private static Map<Algorithm, LimiterScript> batchScripts() {
+		Map<String, LimiterScript> byFile = new HashMap<>();
+		Map<Algorithm, LimiterScript> scripts = new EnumMap<>(Algorithm.class);
+		for (Algorithm algorithm : Algorithm.values()) {
+			scripts.put(algorithm, byFile.computeIfAbsent(algorithm.script(),
+					file -> new LimiterScript(compose(List.of(file), "batch.lua"))));
+		}
+		return scripts;
 	}
 
 	private static String compose(List<String> algorithms, String driver) {
