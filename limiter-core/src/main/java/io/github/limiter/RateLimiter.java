@@ -270,6 +270,22 @@ public final class RateLimiter {
 		});
 	}
 
+	/**
+	 * Tells the listeners that a limit was not applied to a call (a condition excluded it), so that metrics count it.
+	 * @param limit the limit skipped
+	 * @param operation what the call would have asked of it
+	 */
+	public void skipped(Limit limit, Operation operation) {
+		for (RateLimiterListener listener : this.listeners) {
+			try {
+				listener.onSkipped(limit, operation);
+			}
+			catch (RuntimeException ex) {
+				logger.log(System.Logger.Level.WARNING, "Rate limiter listener " + listener + " failed", ex);
+			}
+		}
+	}
+
 	private void notifyDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
 		for (RateLimiterListener listener : this.listeners) {
 			try {

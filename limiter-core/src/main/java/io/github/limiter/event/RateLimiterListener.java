@@ -3,6 +3,7 @@ package io.github.limiter.event;
 import java.util.List;
 
 import io.github.limiter.Decision;
+import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 
@@ -32,6 +33,16 @@ public interface RateLimiterListener {
 	 * @param nanos time until the failure
 	 */
 	default void onError(List<LimitRequest> requests, Operation operation, Throwable failure, long nanos) {
+	}
+
+
+	/**
+	 * A limit was not applied to a call, which its condition excluded (the starter's {@code @RateLimit(condition)}):
+	 * nothing was decided or taken.
+	 * @param limit the limit skipped
+	 * @param operation what the call would have asked of it
+	 */
+	default void onSkipped(Limit limit, Operation operation) {
 	}
 
 }

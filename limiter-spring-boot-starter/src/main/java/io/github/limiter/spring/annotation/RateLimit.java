@@ -149,6 +149,16 @@ public @interface RateLimit {
 	Class<? extends Throwable>[] recordOn() default {};
 
 	/**
+	 * Whether the limit applies to a call at all, as {@code @Cacheable}'s {@code condition}: a SpEL expression over
+	 * the arguments, {@code #ip}, {@code #request}, {@code #principal} and beans ({@code @plans.isPremium(#user)}),
+	 * evaluated before the decision; when it is not {@code true} the limit is skipped for that call (counted in the
+	 * metrics with the outcome {@code skipped}). For example {@code "#request.getHeader('X-Internal') == null"}.
+	 * Parsed and checked at startup; never taken from configuration.
+	 * @return the condition, empty to apply the limit to every call
+	 */
+	String condition() default "";
+
+	/**
 	 * Count only failed calls, as {@link #recordOn()}: a SpEL condition on {@code #result} (and the arguments),
 	 * evaluated after the call returns; {@code true} records a permit. For example {@code "#result == false"}.
 	 * @return the condition, or a placeholder

@@ -213,6 +213,9 @@ final class RateLimitAnnotationParser {
 					"applies to single results only, and " + method.getReturnType().getSimpleName()
 							+ " is a stream: use recordOn to count streams that end with an error");
 		}
+		String conditionText = resolver.expression("condition", annotation.condition());
+		Expression condition = StringUtils.hasText(conditionText)
+				? parseKey(resolver, "condition", conditionText, method, names, Set.of()) : null;
 		List<Class<? extends Throwable>> recordOn = List.of(annotation.recordOn());
 		boolean failuresOnly = recordIf != null || !recordOn.isEmpty();
 		if (failuresOnly && shadow.value() && !shadow.explicit()) {
@@ -228,7 +231,7 @@ final class RateLimitAnnotationParser {
 					"cannot be combined with recordOn/recordIf: waiting does not make a failure count expire sooner");
 		}
 		return new RateLimitOperation(limit, cost.value(), (keyText != null) ? keyText : "", key, argument(key, names),
-				resolver.policyName, onFailure.value(), maxWait.value(), shadow.value(), recordOn, recordIf);
+				resolver.policyName, onFailure.value(), maxWait.value(), shadow.value(), recordOn, recordIf, condition);
 	}
 
 	/**

@@ -423,6 +423,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			this.shadow = (limited.shadowed() > 0) ? new ArrayList<>(limited.shadowed()) : List.of();
 			this.maxWait = limited.maxWait();
 			for (RateLimitOperation operation : limited.operations()) {
+				if (operation.condition() != null && !applies(operation)) {
+					continue;
+				}
 				String key = key(operation);
 				if (key.length() > LimitRequest.MAX_KEY_LENGTH) {
 					// The caller's input, not a server error: a 400 that shows the client none of the internals.
@@ -442,6 +445,18 @@ public class RateLimitInterceptor implements MethodInterceptor {
 					this.enforced.add(request);
 				}
 			}
+		}
+
+		/** Whether the operation's condition says that its limit applies to this call; a skip is counted. */
+		private boolean applies(RateLimitOperation operation) {
+			if (Boolean.TRUE.equals(operation.condition().getValue(context(RateLimitInterceptor.this.beanResolver),
+					Boolean.class))) {
+				return true;
+			}
+			Operation kind = operation.failuresOnly() ? Operation.CHECK
+					: operation.shadow() ? Operation.SHADOW : Operation.ACQUIRE;
+			RateLimitInterceptor.this.rateLimiter.get().skipped(operation.limit(), kind);
+			return false;
 		}
 
 		private String key(RateLimitOperation operation) {

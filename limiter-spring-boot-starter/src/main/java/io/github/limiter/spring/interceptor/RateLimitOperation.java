@@ -37,9 +37,11 @@ public final class RateLimitOperation {
 
 	private final Expression recordIf;
 
+	private final Expression condition;
+
 	RateLimitOperation(Limit limit, long cost, String keyExpressionString, Expression keyExpression, int keyArgument,
 			String policy, FailurePolicy failurePolicy, Duration maxWait, boolean shadow,
-			List<Class<? extends Throwable>> recordOn, Expression recordIf) {
+			List<Class<? extends Throwable>> recordOn, Expression recordIf, Expression condition) {
 		this.limit = Objects.requireNonNull(limit);
 		this.cost = cost;
 		this.keyExpressionString = keyExpressionString;
@@ -51,6 +53,7 @@ public final class RateLimitOperation {
 		this.shadow = shadow;
 		this.recordOn = List.copyOf(recordOn);
 		this.recordIf = recordIf;
+		this.condition = condition;
 	}
 
 	/**
@@ -114,6 +117,11 @@ public final class RateLimitOperation {
 	 */
 	Expression recordIf() {
 		return this.recordIf;
+	}
+
+	/** Whether the limit applies to a call, or {@code null} when it applies to every call. */
+	Expression condition() {
+		return this.condition;
 	}
 
 	/**

@@ -62,7 +62,8 @@ public final class RateLimitedMethod {
 			.orElse(Duration.ZERO);
 		this.usesCaller = mayHandleRequests(method, targetClass) || this.operations.stream()
 			.anyMatch(op -> RateLimitAnnotationParser.usesCaller(op.parsedKeyExpression())
-					|| RateLimitAnnotationParser.usesCaller(op.recordIf()));
+					|| RateLimitAnnotationParser.usesCaller(op.recordIf())
+					|| RateLimitAnnotationParser.usesCaller(op.condition()));
 	}
 
 	/**

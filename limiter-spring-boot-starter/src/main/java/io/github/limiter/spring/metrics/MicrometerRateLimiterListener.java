@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 import io.github.limiter.Decision;
+import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.event.RateLimiterListener;
@@ -22,7 +23,8 @@ import io.github.limiter.event.RateLimiterListener;
  * <li>{@code limiter.decisions} (counter): tags {@code limit}, {@code algorithm}, {@code backend},
  * {@code operation} ({@code acquire}, {@code check}, {@code record}, {@code shadow}) and {@code outcome}:
  * {@code allowed} or {@code blocked} when the backend decided, {@code fallback-allowed} or {@code fallback-blocked}
- * when the failure policy decided because the backend could not, {@code error} when nothing could decide. In a
+ * when the failure policy decided because the backend could not, {@code error} when nothing could decide,
+ * {@code skipped} when a {@code @RateLimit(condition)} excluded the call from the limit. In a
  * decision over several limits, every limit counts {@code allowed} when the call passes, and only the limits that
  * rejected count {@code blocked} when it does not. A {@code blocked} shadow decision is a call that shadow mode let
  * through.</li>
@@ -89,13 +91,25 @@ public class MicrometerRateLimiterListener implements RateLimiterListener {
 		timer(registry, operation, "error").record(nanos, TimeUnit.NANOSECONDS);
 	}
 
+	@Override
+	public void onSkipped(Limit limit, Operation operation) {
+		MeterRegistry registry = this.registry.get();
+		if (registry != null) {
+			counter(registry, limit, operation, "skipped").increment();
+		}
+	}
+
 	private Counter counter(MeterRegistry registry, LimitRequest request, Operation operation, String outcome) {
-		String name = request.limit().name();
+		return counter(registry, request.limit(), operation, outcome);
+	}
+
+	private Counter counter(MeterRegistry registry, Limit limit, Operation operation, String outcome) {
+		String name = limit.name();
 		String key = name + '\u0000' + operation + '\u0000' + outcome;
 		return this.counters.computeIfAbsent(key, k -> Counter.builder(DECISIONS)
 			.description("Rate limiter decisions")
 			.tag("limit", name)
-			.tag("algorithm", request.limit().algorithm().name().toLowerCase(Locale.ROOT).replace('_', '-'))
+			.tag("algorithm", limit.algorithm().name().toLowerCase(Locale.ROOT).replace('_', '-'))
 			.tag("backend", this.backend)
 			.tag("operation", operation.name().toLowerCase(Locale.ROOT))
 			.tag("outcome", outcome)

@@ -42,6 +42,37 @@ class InterceptorBehaviourTests {
 	}
 
 	@Test
+	void aConditionExcludesCallsFromTheLimitAndTheMetricsCountThemSkipped() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			// One call per hour per user, except for the internal caller, whom the condition excludes.
+			assertThat(service.report("alice")).isEqualTo("alice");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> service.report("alice"));
+			for (int i = 0; i < 5; i++) {
+				assertThat(service.report("internal")).isEqualTo("internal");
+			}
+			// Only one of two limits applies to a free user: the premium one is skipped, the free one rejects.
+			assertThat(service.export("free-user", false)).isEqualTo("free-user");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> service.export("free-user", false))
+				.satisfies(ex -> assertThat(ex.getDecision().limitName()).isEqualTo("free-exports"));
+			assertThat(service.export("premium-user", true)).isEqualTo("premium-user");
+			assertThat(service.export("premium-user", true)).isEqualTo("premium-user");
+
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(registry.get("limiter.decisions").tag("limit", "reports").tag("outcome", "skipped").counter().count())
+				.isEqualTo(5);
+			assertThat(registry.get("limiter.decisions").tag("limit", "reports").tag("outcome", "allowed").counter().count())
+				.isEqualTo(1);
+			assertThat(registry.get("limiter.decisions").tag("limit", "premium-exports").tag("outcome", "skipped")
+				.counter()
+				.count()).isEqualTo(2);
+			assertThat(registry.get("limiter.decisions").tag("limit", "free-exports").tag("outcome", "skipped")
+				.counter()
+				.count()).isEqualTo(2);
+		});
+	}
+
+	@Test
 	void aCallWaitsForItsPermitUpToMaxWait() {
 		this.runner.run(context -> {
 			Service service = context.getBean(Service.class);
@@ -204,6 +235,17 @@ class InterceptorBehaviourTests {
 	}
 
 	static class Service {
+
+		@RateLimit(name = "reports", key = "#user", max = "1", window = "1h", condition = "#user != 'internal'")
+		public String report(String user) {
+			return user;
+		}
+
+		@RateLimit(name = "free-exports", key = "#user", max = "1", window = "1h", condition = "!#premium")
+		@RateLimit(name = "premium-exports", key = "#user", max = "100", window = "1h", condition = "#premium")
+		public String export(String user, boolean premium) {
+			return user;
+		}
 
 		@RateLimit(max = "100", window = "1m")
 		public CompletionStage<String> threadName() {

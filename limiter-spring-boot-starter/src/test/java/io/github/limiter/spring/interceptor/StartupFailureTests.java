@@ -68,6 +68,20 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aConditionIsCheckedAtStartupLikeAKey() {
+		assertStartupFails(UnknownConditionVariable.class, "Invalid @RateLimit on "
+				+ UnknownConditionVariable.class.getName() + ".call(java.lang.String): attribute 'condition' = "
+				+ "'#plan == null' refers to #plan, which is neither a parameter of the method (user) nor one of #ip, "
+				+ "#request, #principal");
+		this.runner.withBean(PlaceholderCondition.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageStartingWith("Invalid @RateLimit on " + PlaceholderCondition.class.getName()
+						+ ".call(java.lang.String): attribute 'condition' = '${skip:true}' contains a ${...} placeholder");
+		});
+	}
+
+	@Test
 	void aBadAnnotationFailsStartupEvenWithLazyInitialization() {
 		org.springframework.boot.builder.SpringApplicationBuilder application = new org.springframework.boot.builder.SpringApplicationBuilder(
 				LazyApplication.class)
@@ -264,6 +278,22 @@ class StartupFailureTests {
 		@RateLimit(recordIf = "${failed:#result == null}", max = "1", window = "1m")
 		public String call(String user) {
 			return user;
+		}
+
+	}
+
+	static class UnknownConditionVariable {
+
+		@RateLimit(key = "#user", max = "1", window = "1m", condition = "#plan == null")
+		public void call(String user) {
+		}
+
+	}
+
+	static class PlaceholderCondition {
+
+		@RateLimit(key = "#user", max = "1", window = "1m", condition = "${skip:true}")
+		public void call(String user) {
 		}
 
 	}
