@@ -122,6 +122,24 @@ class GuardedBackendIntegrationTests {
 		return new Timed(decision, (System.nanoTime() - start) / 1_000_000);
 	}
 
+	/** Redis's answers as this JVM would read them: each decision's answer passed through {@code reading}. */
+	private static RateLimiterBackend readingAnswers(RateLimiterBackend redis,
+			java.util.function.BiFunction<List<LimitRequest>, CompletionStage<Decision>, CompletionStage<Decision>> reading) {
+		return new RateLimiterBackend() {
+
+			@Override
+			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+				return reading.apply(requests, redis.decideAsync(requests, operation));
+			}
+
+			@Override
+			public CompletionStage<Void> resetAsync(Limit limit, String key) {
+				return redis.resetAsync(limit, key);
+			}
+
+		};
+	}
+
 	record Timed(Decision decision, long millis) {
 
 	}
@@ -222,20 +240,8 @@ class GuardedBackendIntegrationTests {
 		warmUp(redis);
 		Executor late = CompletableFuture.delayedExecutor(150, TimeUnit.MILLISECONDS);
 		java.util.concurrent.atomic.AtomicBoolean busyNow = new java.util.concurrent.atomic.AtomicBoolean();
-		RateLimiterBackend busy = new RateLimiterBackend() {
-
-			@Override
-			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-				return busyNow.get() ? redis.decideAsync(requests, operation).thenApplyAsync(decision -> decision, late)
-						: redis.decideAsync(requests, operation);
-			}
-
-			@Override
-			public CompletionStage<Void> resetAsync(Limit limit, String key) {
-				return redis.resetAsync(limit, key);
-			}
-
-		};
+		RateLimiterBackend busy = readingAnswers(redis, (requests, answer) -> busyNow.get()
+				? answer.thenApplyAsync(decision -> decision, late) : answer);
 		GuardedBackend guarded = GuardedBackend.builder(busy)
 			.deadline(DEADLINE)
 			.maxDeadline(Duration.ofSeconds(2))
@@ -271,25 +277,14 @@ class GuardedBackendIntegrationTests {
 		CompletableFuture<Void> stallEnds = new CompletableFuture<>();
 		java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
 		java.util.concurrent.atomic.AtomicInteger probesInStall = new java.util.concurrent.atomic.AtomicInteger();
-		RateLimiterBackend stalling = new RateLimiterBackend() {
-
-			@Override
-			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-				if (stalled.get() && requests.get(0).limit().name().equals("limiter-probe")
-						&& probesInStall.incrementAndGet() == 2) {
-					stallEnds.complete(null);
-				}
-				return redis.decideAsync(requests, operation)
-					.thenCompose(decision -> stalled.get() ? stallEnds.thenApply(ended -> decision)
-							: CompletableFuture.completedFuture(decision));
+		RateLimiterBackend stalling = readingAnswers(redis, (requests, answer) -> {
+			if (stalled.get() && requests.get(0).limit().name().equals("limiter-probe")
+					&& probesInStall.incrementAndGet() == 2) {
+				stallEnds.complete(null);
 			}
-
-			@Override
-			public CompletionStage<Void> resetAsync(Limit limit, String key) {
-				return redis.resetAsync(limit, key);
-			}
-
-		};
+			return answer.thenCompose(decision -> stalled.get() ? stallEnds.thenApply(ended -> decision)
+					: CompletableFuture.completedFuture(decision));
+		});
 		GuardedBackend guarded = GuardedBackend.builder(stalling)
 			.deadline(DEADLINE)
 			.maxDeadline(MAX_DEADLINE)
@@ -330,20 +325,8 @@ class GuardedBackendIntegrationTests {
 		warmUp(redis);
 		Executor late = CompletableFuture.delayedExecutor(200, TimeUnit.MILLISECONDS);
 		java.util.concurrent.atomic.AtomicBoolean cold = new java.util.concurrent.atomic.AtomicBoolean(true);
-		RateLimiterBackend firstSlow = new RateLimiterBackend() {
-
-			@Override
-			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-				return cold.getAndSet(false) ? redis.decideAsync(requests, operation).thenApplyAsync(d -> d, late)
-						: redis.decideAsync(requests, operation);
-			}
-
-			@Override
-			public CompletionStage<Void> resetAsync(Limit limit, String key) {
-				return redis.resetAsync(limit, key);
-			}
-
-		};
+		RateLimiterBackend firstSlow = readingAnswers(redis, (requests, answer) -> cold.getAndSet(false)
+				? answer.thenApplyAsync(decision -> decision, late) : answer);
 		GuardedBackend guarded = GuardedBackend.builder(firstSlow)
 			.deadline(DEADLINE)
 			.maxDeadline(Duration.ofSeconds(2))
