@@ -4,8 +4,9 @@
 -- ticks; every quantity is at most capacity x interval ticks, which Java keeps within 2^53 (exact in Lua's doubles).
 -- State: one string, the theoretical arrival time: whole microseconds, then ':' and the ticks of the next
 -- microsecond when there are any; it expires when the bucket is full.
--- Parameters 'gc': {capacity, interval (ticks per permit), queue (1 = report the delay),
--- max delay (microseconds a queued call accepts to wait, -1 for the bucket's own bound), q (ticks per microsecond)}.
+-- Parameters 'gc': {capacity, interval (ticks per permit), delay-free (permits in excess of the rate served
+-- without a delay, nginx 'delay': 0 queues them all, the capacity none), max delay (microseconds a call accepts to
+-- wait, -1 for the bucket's own bound), q (ticks per microsecond)}.
 -- Same arithmetic, in the same order, as the Java class.
 
 -- Ticks from now to the stored arrival time, never more than a full bucket (a clock that went back).
@@ -41,14 +42,15 @@ local function ceil_div(a, q)
 end
 
 local function gcra_evaluate(key, code, p, now, cost)
-  local capacity, interval, queue, max_ahead, q = p[1], p[2], p[3], p[4], p[5]
+  local capacity, interval, max_delay, q = p[1], p[2], p[4], p[5]
   local tolerance = capacity * interval
+  local free = math.min(p[3], capacity) * interval
   local ahead = gcra_ahead(key, p, now)
   local wait = ahead + cost * interval
-  -- A bound on the delay is a smaller tolerance for this call: admitted when ahead <= the bound.
+  -- A bound on the delay is a smaller tolerance for this call: admitted when its delay is within the bound.
   local limit, per_permit = tolerance, tolerance
-  if max_ahead >= 0 then
-    local bound = math.min(max_ahead, ceil_div(tolerance, q)) * q
+  if max_delay >= 0 then
+    local bound = math.min(max_delay, ceil_div(tolerance, q)) * q + free
     limit = math.min(tolerance, bound + cost * interval)
     per_permit = math.min(tolerance, bound + interval)
   end
@@ -58,8 +60,8 @@ local function gcra_evaluate(key, code, p, now, cost)
   local delay = 0
   if allowed then
     ahead_after = wait
-    if queue == 1 then
-      delay = ceil_div(ahead, q)
+    if ahead > free then
+      delay = ceil_div(ahead - free, q)
     end
   else
     retry = math.max(1, ceil_div(wait - limit, q))

@@ -84,23 +84,27 @@ final class Gcra {
 		return ceilDiv(this.tolerance, this.q);
 	}
 
-	Outcome<GcraState> evaluate(GcraState tat, long now, long cost, boolean queue) {
-		return evaluate(tat, now, cost, queue, -1);
+	Outcome<GcraState> evaluate(GcraState tat, long now, long cost) {
+		return evaluate(tat, now, cost, this.capacity, -1);
 	}
 
 	/**
 	 * Decides a call.
-	 * @param maxAheadMicros longest queueing delay the call accepts ({@code ahead}, the time until its turn), or a
-	 * negative number for the bucket's own bound: a call admitted within it waits at most this long
+	 * @param delayFree permits in excess of the rate served without a delay (nginx {@code delay}): an admitted call
+	 * with more than these ahead of it waits for the rest to drain; the capacity for none (a token bucket, nginx
+	 * {@code nodelay}), 0 for a pure queue
+	 * @param maxDelayMicros longest delay the call accepts: a call whose delay would be longer is rejected; negative
+	 * for the bucket's own bound
 	 */
-	Outcome<GcraState> evaluate(GcraState tat, long now, long cost, boolean queue, long maxAheadMicros) {
+	Outcome<GcraState> evaluate(GcraState tat, long now, long cost, long delayFree, long maxDelayMicros) {
 		long ahead = ahead(tat, now);
 		long wait = ahead + cost * this.interval;
+		long free = Math.min(delayFree, this.capacity) * this.interval;
 		long limit = this.tolerance;
 		long perPermit = this.tolerance;
-		if (maxAheadMicros >= 0) {
-			// A bound on the delay is a smaller tolerance for this call: admitted when ahead <= the bound.
-			long bound = Math.min(maxAheadMicros, toleranceMicros()) * this.q;
+		if (maxDelayMicros >= 0) {
+			// A bound on the delay is a smaller tolerance for this call: admitted when its delay is within the bound.
+			long bound = Math.min(maxDelayMicros, toleranceMicros()) * this.q + free;
 			limit = Math.min(this.tolerance, bound + cost * this.interval);
 			perPermit = Math.min(this.tolerance, bound + this.interval);
 		}
@@ -109,7 +113,7 @@ final class Gcra {
 		long remaining = (perPermit > aheadAfter) ? Math.min(this.capacity, (perPermit - aheadAfter) / this.interval) : 0;
 		long retryAfter = allowed ? 0 : Math.max(1, ceilDiv(wait - limit, this.q));
 		long resetAfter = ceilDiv(aheadAfter, this.q);
-		long delay = (queue && allowed) ? ceilDiv(ahead, this.q) : 0;
+		long delay = (allowed && ahead > free) ? ceilDiv(ahead - free, this.q) : 0;
 		return new Outcome<>(allowed, remaining, retryAfter, resetAfter, delay, allowed ? at(now, aheadAfter) : tat);
 	}
 

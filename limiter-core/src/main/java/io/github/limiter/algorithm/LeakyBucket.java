@@ -7,9 +7,11 @@ import java.util.List;
  * Leaky bucket with the semantics of nginx {@code limit_req}: requests drain at {@code rate} per {@code period};
  * up to {@code burst} requests beyond the rate are accepted into the bucket, any more are rejected.
  *
- * <p>Without {@code nodelay} the bucket is a queue: an admitted request gets a {@link io.github.limiter.Decision#delay()
- * delay}, the time it must wait so that requests leave at the rate. With {@code nodelay}, a request within the burst is
- * served at once while the bucket still drains at the rate, so the next burst must wait for room. Implemented as
+ * <p>Of the requests in excess of the rate, the first {@code delay} are served at once and the others wait their
+ * turn: an admitted request gets a {@link io.github.limiter.Decision#delay() delay}, the time it must wait so that
+ * requests leave at the rate (nginx {@code burst=N delay=M}, two-stage limiting). {@link #queueing} is
+ * {@code delay=0}, every excess request waits; {@link #nodelay} is {@code delay=burst}, the whole burst is served at
+ * once while the bucket still drains at the rate, so the next burst must wait for room. Implemented as
  * {@link Gcra GCRA} with capacity {@code burst + 1}. Script: {@code gcra.lua}.
  */
 public final class LeakyBucket extends AbstractLimit<GcraState> {
@@ -22,7 +24,8 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 
 	private final long burst;
 
-	private final boolean nodelay;
+	/** Excess requests served without a delay: 0 queues them all, {@code burst} none. */
+	private final long delay;
 
 	private final Gcra gcra;
 
@@ -32,11 +35,7 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	/** The last bounded copy {@link #withMaxDelay} made, reused while callers ask for the same bound. */
 	private volatile LeakyBucket bounded;
 
-	private LeakyBucket(String name, long rate, Duration period, long burst, boolean nodelay, Scope scope) {
-		this(name, rate, period, burst, nodelay, scope, -1);
-	}
-
-	private LeakyBucket(String name, long rate, Duration period, long burst, boolean nodelay, Scope scope,
+	private LeakyBucket(String name, long rate, Duration period, long burst, long delay, Scope scope,
 			long maxDelayMicros) {
 		super(name, scope);
 		this.maxDelayMicros = maxDelayMicros;
@@ -44,9 +43,12 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 		if (burst < 0) {
 			throw new IllegalArgumentException("burst must not be negative but was " + burst);
 		}
+		if (delay < 0 || delay > burst) {
+			throw new IllegalArgumentException("delay must be between 0 and the burst " + burst + " but was " + delay);
+		}
 		this.period = period;
 		this.burst = burst;
-		this.nodelay = nodelay;
+		this.delay = delay;
 		this.gcra = Gcra.of(micros("period", period), rate, burst + 1);
 	}
 
@@ -59,7 +61,7 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	 * @return the limit
 	 */
 	public static LeakyBucket queueing(String name, long rate, Duration period, long burst) {
-		return new LeakyBucket(name, rate, period, burst, false, Scope.SHARED);
+		return new LeakyBucket(name, rate, period, burst, 0, Scope.SHARED, -1);
 	}
 
 	/**
@@ -72,7 +74,22 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	 * @return the limit
 	 */
 	public static LeakyBucket nodelay(String name, long rate, Duration period, long burst) {
-		return new LeakyBucket(name, rate, period, burst, true, Scope.SHARED);
+		return new LeakyBucket(name, rate, period, burst, burst, Scope.SHARED, -1);
+	}
+
+	/**
+	 * A bucket draining {@code rate} requests per {@code period} that accepts {@code burst} excess requests, serves
+	 * the first {@code delay} of them at once and queues the rest (nginx {@code burst=N delay=M}).
+	 * @param name the limit's name
+	 * @param rate requests per period
+	 * @param period the period
+	 * @param burst excess requests accepted, 0 for none
+	 * @param delay excess requests served without waiting, from 0 (as {@link #queueing}) to {@code burst} (as
+	 * {@link #nodelay})
+	 * @return the limit
+	 */
+	public static LeakyBucket twoStage(String name, long rate, Duration period, long burst, long delay) {
+		return new LeakyBucket(name, rate, period, burst, delay, Scope.SHARED, -1);
 	}
 
 	/**
@@ -81,7 +98,7 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	 * @return a new limit
 	 */
 	public LeakyBucket withScope(Scope scope) {
-		return new LeakyBucket(name(), this.rate, this.period, this.burst, this.nodelay, scope, this.maxDelayMicros);
+		return new LeakyBucket(name(), this.rate, this.period, this.burst, this.delay, scope, this.maxDelayMicros);
 	}
 
 	/**
@@ -97,14 +114,14 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 			throw new IllegalArgumentException("max delay must not be negative but was " + maxDelay);
 		}
 		long micros = (maxDelay.compareTo(MAX_DURATION) > 0) ? MAX_DURATION.toNanos() / 1000 : maxDelay.toNanos() / 1000;
-		if (this.nodelay || micros == this.maxDelayMicros) {
+		if (nodelay() || micros == this.maxDelayMicros) {
 			return this;
 		}
 		LeakyBucket known = this.bounded;
 		if (known != null && known.maxDelayMicros == micros) {
 			return known;
 		}
-		LeakyBucket copy = new LeakyBucket(name(), this.rate, this.period, this.burst, false, scope(), micros);
+		LeakyBucket copy = new LeakyBucket(name(), this.rate, this.period, this.burst, this.delay, scope(), micros);
 		this.bounded = copy;
 		return copy;
 	}
@@ -119,8 +136,9 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 
 	@Override
 	public LeakyBucket dividedBy(int instances) {
-		return new LeakyBucket(name(), this.rate, this.period.multipliedBy(checkInstances(instances)),
-				this.burst / instances, this.nodelay, scope(), this.maxDelayMicros);
+		long burst = this.burst / checkInstances(instances);
+		return new LeakyBucket(name(), this.rate, this.period.multipliedBy(instances), burst,
+				Math.min(burst, this.delay / instances), scope(), this.maxDelayMicros);
 	}
 
 	@Override
@@ -142,11 +160,19 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	}
 
 	/**
+	 * Excess requests served at once; the others wait their turn.
+	 * @return from 0 (all queued) to {@link #burst()} (none)
+	 */
+	public long delay() {
+		return this.delay;
+	}
+
+	/**
 	 * Whether requests within the burst are served at once instead of queued.
 	 * @return {@code true} for nginx {@code nodelay}
 	 */
 	public boolean nodelay() {
-		return this.nodelay;
+		return this.delay == this.burst;
 	}
 
 	@Override
@@ -161,7 +187,7 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 
 	@Override
 	public Outcome<GcraState> evaluate(GcraState tat, long now, long cost) {
-		return this.gcra.evaluate(tat, now, cost, !this.nodelay, this.maxDelayMicros);
+		return this.gcra.evaluate(tat, now, cost, this.delay, this.maxDelayMicros);
 	}
 
 	@Override
@@ -179,20 +205,21 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 		if (this.parameters == null) {
 			// Built once: the hot path of every Redis decision reads it.
 			this.parameters = List.of(algorithm().code(), Long.toString(this.burst + 1), Long.toString(this.gcra.interval()),
-					this.nodelay ? "0" : "1", Long.toString(this.maxDelayMicros), Long.toString(this.gcra.ticksPerMicro()));
+					Long.toString(this.delay), Long.toString(this.maxDelayMicros), Long.toString(this.gcra.ticksPerMicro()));
 		}
 		return this.parameters;
 	}
 
 	@Override
 	List<Object> definition() {
-		return List.of(this.rate, this.period, this.burst, this.nodelay, this.maxDelayMicros);
+		return List.of(this.rate, this.period, this.burst, this.delay, this.maxDelayMicros);
 	}
 
 	@Override
 	public String toString() {
 		return "LeakyBucket[" + name() + ": " + this.rate + " per " + this.period + ", burst " + this.burst
-				+ (this.nodelay ? ", nodelay" : "") + ((this.maxDelayMicros >= 0) ? ", max delay " + maxDelay() : "") + "]";
+				+ (nodelay() ? ", nodelay" : (this.delay > 0) ? ", delay " + this.delay : "")
+				+ ((this.maxDelayMicros >= 0) ? ", max delay " + maxDelay() : "") + "]";
 	}
 
 }

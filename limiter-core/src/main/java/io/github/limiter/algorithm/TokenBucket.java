@@ -119,7 +119,7 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 
 	@Override
 	public Outcome<GcraState> evaluate(GcraState tat, long now, long cost) {
-		return this.gcra.evaluate(tat, now, cost, false);
+		return this.gcra.evaluate(tat, now, cost);
 	}
 
 	@Override
@@ -136,7 +136,8 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	public List<String> scriptParameters(long clientNowMicros) {
 		if (this.parameters == null) {
 			// Built once: the hot path of every Redis decision reads it.
-			this.parameters = List.of(algorithm().code(), Long.toString(this.capacity), Long.toString(this.gcra.interval()), "0", "-1",
+			this.parameters = List.of(algorithm().code(), Long.toString(this.capacity), Long.toString(this.gcra.interval()),
+					Long.toString(this.capacity), "-1",
 					Long.toString(this.gcra.ticksPerMicro()));
 		}
 		return this.parameters;

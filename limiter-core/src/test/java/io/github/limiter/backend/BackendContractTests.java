@@ -285,6 +285,29 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aTwoStageLeakyBucketServesTheFirstExcessAtOnceAndDelaysTheRest() {
+		// nginx "limit_req rate=10r/s burst=5 delay=2": of six requests at once, three go at once (the one within
+		// the rate and two excess), three wait 100, 200 and 300 ms; the seventh is beyond the burst.
+		Limit limit = LeakyBucket.twoStage("two-stage", 10, Duration.ofSeconds(1), 5, 2);
+		long[] delays = new long[6];
+		for (int i = 0; i < 6; i++) {
+			Decision decision = this.limiter.acquire(limit, "k");
+			assertThat(decision.allowed()).as("request %d", i + 1).isTrue();
+			delays[i] = decision.delay().toMillis();
+		}
+		assertThat(delays).containsExactly(0, 0, 0, 100, 200, 300);
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(100), ms(600));
+		at(ms(250));
+		// 2.5 requests drained: 3.5 ahead of the next, 1.5 beyond the two served at once.
+		Decision later = this.limiter.acquire(limit, "k");
+		assertThat(later.allowed()).isTrue();
+		assertThat(later.delay()).isEqualTo(ms(150));
+		// A call that accepts to wait 100 ms at most is turned away, taking nothing.
+		assertThat(this.limiter.acquire(((LeakyBucket) limit).withMaxDelay(ms(100)), "k").allowed()).isFalse();
+		assertThat(this.limiter.acquire(((LeakyBucket) limit).withMaxDelay(ms(250)), "k").delay()).isEqualTo(ms(250));
+	}
+
+	@Test
 	void leakyBucketWithNodelayServesTheBurstAtOnce() {
 		Limit limit = LeakyBucket.nodelay("nodelay", 10, Duration.ofSeconds(1), 2);
 		for (int i = 0; i < 3; i++) {

@@ -99,6 +99,14 @@ public @interface RateLimit {
 	String nodelay() default "";
 
 	/**
+	 * Leaky bucket only: of the excess requests, how many are served at once before the rest wait their turn, as
+	 * nginx {@code burst=N delay=M} (two-stage limiting); between {@code 0} (the default: all wait) and
+	 * {@link #burst()} (as {@link #nodelay()}).
+	 * @return a non-negative integer, or a placeholder
+	 */
+	String delay() default "";
+
+	/**
 	 * Fixed window only: align windows to calendar periods ({@code DAY}, {@code WEEK} or {@code MONTH}) in
 	 * {@link #zone()} instead of to the epoch; {@link #window()} must then be empty.
 	 * @return a calendar unit, or a placeholder

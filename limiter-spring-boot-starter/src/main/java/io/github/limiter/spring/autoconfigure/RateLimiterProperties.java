@@ -232,6 +232,12 @@ public class RateLimiterProperties {
 		private Boolean nodelay;
 
 		/**
+		 * Leaky bucket only: excess requests served at once before the rest are queued, as nginx's delay (two-stage
+		 * limiting); between 0 and the burst. Not with nodelay.
+		 */
+		private Long delay;
+
+		/**
 		 * Fixed window only: align windows to calendar periods (day, week or month) instead of the epoch.
 		 */
 		private CalendarUnit calendar;
@@ -341,6 +347,14 @@ public class RateLimiterProperties {
 
 		public void setNodelay(Boolean nodelay) {
 			this.nodelay = nodelay;
+		}
+
+		public Long getDelay() {
+			return this.delay;
+		}
+
+		public void setDelay(Long delay) {
+			this.delay = delay;
 		}
 
 		public CalendarUnit getCalendar() {

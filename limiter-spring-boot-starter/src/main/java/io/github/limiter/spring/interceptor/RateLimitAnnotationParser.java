@@ -131,6 +131,7 @@ final class RateLimitAnnotationParser {
 		Setting<Long> capacity = settings.get("capacity", null);
 		Setting<Long> burst = settings.get("burst", 0L);
 		Setting<Boolean> nodelay = settings.get("nodelay", false);
+		Setting<Long> delay = settings.get("delay", null);
 		Setting<CalendarUnit> calendar = settings.get("calendar", null);
 		Setting<ZoneId> zone = settings.get("zone", ZoneId.systemDefault());
 		Setting<Limit.Scope> scope = settings.get("scope", Limit.Scope.SHARED);
@@ -144,6 +145,7 @@ final class RateLimitAnnotationParser {
 		resolver.acceptedBy(algorithm, capacity, Algorithm.TOKEN_BUCKET);
 		resolver.acceptedBy(algorithm, burst, Algorithm.LEAKY_BUCKET);
 		resolver.acceptedBy(algorithm, nodelay, Algorithm.LEAKY_BUCKET);
+		resolver.acceptedBy(algorithm, delay, Algorithm.LEAKY_BUCKET);
 		resolver.acceptedBy(algorithm, calendar, Algorithm.FIXED_WINDOW);
 		if (calendar.value() == null) {
 			resolver.acceptedBy(algorithm, zone, null);
@@ -168,6 +170,16 @@ final class RateLimitAnnotationParser {
 		if (burst.value() < 0) {
 			throw resolver.invalid(burst.origin(), burst.text(), "must not be negative");
 		}
+		if (delay.value() != null) {
+			if (nodelay.value() && nodelay.explicit()) {
+				throw resolver.invalid(delay.origin(), delay.text(), "cannot be combined with " + nodelay.origin()
+						+ " = 'true', which serves the whole burst at once (a delay equal to the burst)");
+			}
+			if (delay.value() < 0 || delay.value() > burst.value()) {
+				throw resolver.invalid(delay.origin(), delay.text(),
+						"must be between 0 and the burst (" + burst.value() + ")");
+			}
+		}
 
 		Limit limit;
 		try {
@@ -182,8 +194,9 @@ final class RateLimitAnnotationParser {
 				case TOKEN_BUCKET -> TokenBucket
 					.of(name, (capacity.value() != null) ? capacity.value() : max.value(), max.value(), window.value())
 					.withScope(scope.value());
-				case LEAKY_BUCKET -> (nodelay.value() ? LeakyBucket.nodelay(name, max.value(), window.value(), burst.value())
-						: LeakyBucket.queueing(name, max.value(), window.value(), burst.value()))
+				case LEAKY_BUCKET -> LeakyBucket
+					.twoStage(name, max.value(), window.value(), burst.value(),
+							(delay.value() != null) ? delay.value() : nodelay.value() ? burst.value() : 0)
 					.withScope(scope.value());
 			};
 		}

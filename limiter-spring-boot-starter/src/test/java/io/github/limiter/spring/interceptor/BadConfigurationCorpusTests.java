@@ -61,7 +61,13 @@ class BadConfigurationCorpusTests {
 				Arguments.of("limiter.policies.fixed.window=-1ms", "Invalid limiter.policies.fixed.window = 'PT-0.001S': must be a positive duration"),
 				Arguments.of("limiter.defaults.cost=0", "Invalid limiter.defaults.cost = '0': must be positive"),
 				Arguments.of("limiter.policies.fixed.max-wait=-1s", "Invalid limiter.policies.fixed.max-wait = 'PT-1S': must not be negative"),
-				Arguments.of("limiter.redis.denial-cache-size=-1", "must be 0 (off) or a number of keys, not -1"));
+				Arguments.of("limiter.redis.denial-cache-size=-1", "must be 0 (off) or a number of keys, not -1"),
+				Arguments.of("t.delay=1", METHOD + "attribute 'delay' = '1' is not accepted by the TOKEN_BUCKET algorithm "
+						+ "(only by LEAKY_BUCKET)"),
+				Arguments.of("t.policy=leaky,t.burst=2,t.delay=3", METHOD + "attribute 'delay' = '3' must be between 0 "
+						+ "and the burst (2)"),
+				Arguments.of("t.policy=leaky,t.burst=2,t.nodelay=true,t.delay=1", METHOD + "attribute 'delay' = '1' "
+						+ "cannot be combined with attribute 'nodelay' = 'true'"));
 	}
 
 	@ParameterizedTest(name = "{0}")
@@ -91,7 +97,8 @@ class BadConfigurationCorpusTests {
 				"t.policy=fixed,t.calendar=week,t.zone=Asia/Tokyo,t.window=", "t.policy=leaky,t.burst=0", "t.policy=log,t.max=1000000",
 				"t.max-wait=0s", "t.on-failure=closed", "t.shadow=true",
 				// An attribute's text is bound like the property of the same name: these read as they would in YAML.
-				"t.shadow=yes", "t.max-wait=500", "t.scope=per-instance", "t.on-failure=CLOSED");
+				"t.shadow=yes", "t.max-wait=500", "t.scope=per-instance", "t.on-failure=CLOSED",
+				"t.policy=leaky,t.burst=5,t.delay=2");
 	}
 
 	@ParameterizedTest(name = "{0}")
@@ -146,7 +153,8 @@ class BadConfigurationCorpusTests {
 		@RateLimit(name = "corpus", key = "#p0", max = "${t.max:10}", window = "${t.window:1m}",
 				cost = "${t.cost:}", policy = "${t.policy:}", capacity = "${t.capacity:}", burst = "${t.burst:}",
 				calendar = "${t.calendar:}", zone = "${t.zone:}", maxWait = "${t.max-wait:}",
-				onFailure = "${t.on-failure:}", shadow = "${t.shadow:}", scope = "${t.scope:}")
+				onFailure = "${t.on-failure:}", shadow = "${t.shadow:}", scope = "${t.scope:}",
+				nodelay = "${t.nodelay:}", delay = "${t.delay:}")
 		public void call(String user) {
 		}
 
