@@ -64,7 +64,8 @@ class SampleApplicationTests {
 		assertThat(limited.headers().firstValue("RateLimit-Policy")).hasValue("\"greeting\";q=5;w=5");
 		assertThat(limited.body()).contains("\"title\":\"Too Many Requests\"").contains("\"limit\":\"greeting\"");
 
-		assertThat(get("/actuator/ratelimiters").body()).contains("\"name\":\"greeting\"").contains("\"backend\":\"redis\"");
+		assertThat(get("/actuator/ratelimiters").body()).contains("\"name\":\"greeting\"").contains("\"backend\":\"redis\"")
+			.contains("\"capacity\":\"limiter.policies.greeting.capacity\"");
 		assertThat(get("/actuator/metrics/limiter.decisions?tag=limit:greeting&tag=outcome:blocked").body())
 			.contains("\"value\":1.0");
 		assertThat(get("/actuator/prometheus").body()).contains("limiter_decisions_total{algorithm=\"token-bucket\",backend=\"redis\",limit=\"greeting\"");

@@ -194,17 +194,20 @@ public class RateLimitersEndpoint {
 
 		private final String backend;
 
+		private final Map<String, String> sources;
+
 		private final List<String> methods;
 
 		private final KeyState state;
 
 		LimitDescriptor(RateLimitOperation operation, String backend) {
 			this(operation.limit(), operation.keyExpression(), operation.cost(), operation.policy(),
-					operation.failurePolicy().name(), operation.shadow(), backend, new ArrayList<>(), null);
+					operation.failurePolicy().name(), operation.shadow(), backend, operation.settingSources(),
+					new ArrayList<>(), null);
 		}
 
 		private LimitDescriptor(Limit limit, String keyExpression, long cost, String policy, String onFailure,
-				boolean shadow, String backend, List<String> methods, KeyState state) {
+				boolean shadow, String backend, Map<String, String> sources, List<String> methods, KeyState state) {
 			this.limit = limit;
 			this.name = limit.name();
 			this.algorithm = limit.algorithm().name();
@@ -217,13 +220,14 @@ public class RateLimitersEndpoint {
 			this.onFailure = onFailure;
 			this.shadow = shadow;
 			this.backend = backend;
+			this.sources = sources;
 			this.methods = methods;
 			this.state = state;
 		}
 
 		LimitDescriptor withState(KeyState state) {
 			return new LimitDescriptor(this.limit, this.keyExpression, this.cost, this.policy, this.onFailure, this.shadow,
-					this.backend, this.methods, state);
+					this.backend, this.sources, this.methods, state);
 		}
 
 		public String getName() {
@@ -272,6 +276,15 @@ public class RateLimitersEndpoint {
 
 		public String getBackend() {
 			return this.backend;
+		}
+
+		/**
+		 * Where each setting comes from: the annotation's attribute, a policy's or the defaults' property (settings
+		 * left to their built-in default are absent).
+		 * @return the origins, by setting name
+		 */
+		public Map<String, String> getSources() {
+			return this.sources;
 		}
 
 		public List<String> getMethods() {

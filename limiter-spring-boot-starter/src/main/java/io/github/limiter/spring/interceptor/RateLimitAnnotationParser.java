@@ -244,7 +244,8 @@ final class RateLimitAnnotationParser {
 					"cannot be combined with recordOn/recordIf: waiting does not make a failure count expire sooner");
 		}
 		return new RateLimitOperation(limit, cost.value(), (keyText != null) ? keyText : "", key, argument(key, names),
-				resolver.policyName, onFailure.value(), maxWait.value(), shadow.value(), recordOn, recordIf, condition);
+				resolver.policyName, onFailure.value(), maxWait.value(), shadow.value(), recordOn, recordIf, condition,
+				settings.sources());
 	}
 
 	/**

@@ -2,6 +2,7 @@ package io.github.limiter.spring.interceptor;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 import org.springframework.expression.Expression;
@@ -39,9 +40,12 @@ public final class RateLimitOperation {
 
 	private final Expression condition;
 
+	private final Map<String, String> sources;
+
 	RateLimitOperation(Limit limit, long cost, String keyExpressionString, Expression keyExpression, int keyArgument,
 			String policy, FailurePolicy failurePolicy, Duration maxWait, boolean shadow,
-			List<Class<? extends Throwable>> recordOn, Expression recordIf, Expression condition) {
+			List<Class<? extends Throwable>> recordOn, Expression recordIf, Expression condition,
+			Map<String, String> sources) {
 		this.limit = Objects.requireNonNull(limit);
 		this.cost = cost;
 		this.keyExpressionString = keyExpressionString;
@@ -54,6 +58,7 @@ public final class RateLimitOperation {
 		this.recordOn = List.copyOf(recordOn);
 		this.recordIf = recordIf;
 		this.condition = condition;
+		this.sources = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(sources));
 	}
 
 	/**
@@ -87,6 +92,15 @@ public final class RateLimitOperation {
 	 */
 	public boolean shadow() {
 		return this.shadow;
+	}
+
+	/**
+	 * Where each setting of the limit comes from ({@code attribute 'max'}, {@code limiter.policies.api.window},
+	 * {@code limiter.defaults.algorithm}); settings left to their built-in default are absent.
+	 * @return the origins, by setting name
+	 */
+	public Map<String, String> settingSources() {
+		return this.sources;
 	}
 
 	/**

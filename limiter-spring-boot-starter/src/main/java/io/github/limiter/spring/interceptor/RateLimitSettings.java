@@ -153,6 +153,17 @@ final class RateLimitSettings {
 		return (setting != null) ? (Setting<T>) setting : new Setting<>(builtIn, String.valueOf(builtIn), name, Level.BUILT_IN);
 	}
 
+	/**
+	 * Where each setting that something set comes from: {@code attribute 'max'}, {@code limiter.policies.api.max} or
+	 * {@code limiter.defaults.max}; settings left to their built-in default are absent.
+	 * @return the origins, by setting name, in declaration order
+	 */
+	Map<String, String> sources() {
+		Map<String, String> sources = new LinkedHashMap<>();
+		this.settings.forEach((name, setting) -> sources.put(name, setting.origin()));
+		return sources;
+	}
+
 	static String kebab(String attribute) {
 		return attribute.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
 	}

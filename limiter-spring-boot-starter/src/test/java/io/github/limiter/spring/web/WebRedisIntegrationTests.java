@@ -146,7 +146,9 @@ class WebRedisIntegrationTests {
 			.contains("\"name\":\"orders\"")
 			.contains("\"algorithm\":\"SLIDING_WINDOW_LOG\"")
 			.contains("\"keyExpression\":\"#user\"")
-			.contains("Controller.orders");
+			.contains("Controller.orders")
+			.as("where each setting comes from")
+			.contains("\"max\":\"attribute 'max'\"");
 		String state = get("/actuator/ratelimiters/orders/" + user).body();
 		assertThat(state).contains("\"available\":1").contains("\"capacity\":2");
 		get("/orders/" + user);
