@@ -46,10 +46,11 @@ local function kv_get(key)
   return v
 end
 
--- ttl: milliseconds the key lives after this call.
+-- ttl: milliseconds the key lives after this call, or nil to keep the time to live it has (or was given earlier in
+-- this call: a key created by this call must not be written without one).
 local function kv_set(key, value, ttl)
   kv_values[key] = value
-  kv_writes[key] = ttl
+  kv_writes[key] = ttl or kv_writes[key] or true
 end
 
 local function kv_del(key)
@@ -59,7 +60,9 @@ end
 
 local function kv_flush()
   for key, ttl in pairs(kv_writes) do
-    if ttl then
+    if ttl == true then
+      redis.call('SET', key, kv_values[key], 'KEEPTTL')
+    elseif ttl then
       redis.call('SET', key, kv_values[key], 'PX', ttl)
     else
       redis.call('DEL', key)

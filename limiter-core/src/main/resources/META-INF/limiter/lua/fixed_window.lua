@@ -83,8 +83,7 @@ ALGORITHMS['fw'] = {
     local start = fixed_bounds(code, p, charged)
     local state = fixed_read(key, code, p)
     if state and state[1] == start then
-      redis.call('SET', key, fmt_int(fixed_id(code, p, state[1])) .. ' ' .. fmt_int(math.max(0, state[2] - cost)),
-          'KEEPTTL')
+      kv_set(key, fmt_int(fixed_id(code, p, state[1])) .. ' ' .. fmt_int(math.max(0, state[2] - cost)))
     end
   end
 }

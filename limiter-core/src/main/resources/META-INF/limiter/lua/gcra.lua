@@ -99,7 +99,6 @@ ALGORITHMS['gc'] = {
   refund = function(key, code, p, now, cost, token, charged)
     if kv_get(key) then
       gcra_store(key, math.max(0, gcra_ahead(key, p, now) - cost * p[2]), p[5], now)
-      kv_flush()
     end
   end
 }

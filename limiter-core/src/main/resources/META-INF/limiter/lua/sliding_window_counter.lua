@@ -69,7 +69,7 @@ ALGORITHMS['sc'] = {
     -- Give back to the window that was charged, whether it is still the current one or now the previous one.
     local window = p[2]
     local start = math.floor(charged / window) * window
-    local v = redis.call('GET', key)
+    local v = kv_get(key)
     if v then
       local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
       s, c, pr = tonumber(s) * window, tonumber(c), tonumber(pr)
@@ -80,7 +80,7 @@ ALGORITHMS['sc'] = {
       else
         return
       end
-      redis.call('SET', key, fmt_int(s / window) .. ' ' .. fmt_int(c) .. ' ' .. fmt_int(pr), 'KEEPTTL')
+      kv_set(key, fmt_int(s / window) .. ' ' .. fmt_int(c) .. ' ' .. fmt_int(pr))
     end
   end
 }

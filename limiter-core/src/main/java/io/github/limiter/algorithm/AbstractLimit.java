@@ -98,11 +98,12 @@ public abstract class AbstractLimit<S> implements Limit {
 	public abstract long expiresAtMicros(S state);
 
 	/**
-	 * Describes this limit to the Lua script: the algorithm's code in the script followed by its parameters.
+	 * Describes this limit to the Lua script: the code that picks its functions in the algorithm's Lua file, followed
+	 * by the parameters that file documents, as many as it takes.
 	 * @param clientNowMicros the caller's clock, used only to describe calendar windows around the present (the script
 	 * reads the time from Redis and picks the window that contains it)
-	 * @return exactly {@value #SCRIPT_PARAMETERS} strings, the first being the algorithm code; an immutable list,
-	 * built once for limits that do not depend on the clock
+	 * @return the code, then the parameters, as decimal integers; an immutable list, built once for limits that do not
+	 * depend on the clock
 	 */
 	public abstract java.util.List<String> scriptParameters(long clientNowMicros);
 
@@ -124,9 +125,6 @@ public abstract class AbstractLimit<S> implements Limit {
 		}
 		return instances;
 	}
-
-	/** Number of strings {@link #scriptParameters(long)} returns. */
-	public static final int SCRIPT_PARAMETERS = 6;
 
 	static String validateName(String name) {
 		if (name == null || name.isBlank()) {

@@ -160,7 +160,7 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 		if (this.calendarUnit == null) {
 			if (this.parameters == null) {
 				// Built once: the hot path of every Redis decision reads it.
-				this.parameters = List.of(algorithm().code(), Long.toString(this.limit), Long.toString(this.windowMicros), "0", "0", "0");
+				this.parameters = List.of(algorithm().code(), Long.toString(this.limit), Long.toString(this.windowMicros));
 			}
 			return this.parameters;
 		}

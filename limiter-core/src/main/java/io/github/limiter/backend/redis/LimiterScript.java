@@ -8,31 +8,29 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
 
 import io.github.limiter.algorithm.Algorithm;
 
 /**
- * The Lua scripts every Redis backend runs: the algorithm files under {@code META-INF/limiter/lua} followed by a
- * driver, composed once and identified by its SHA-1 for {@code EVALSHA}. The driver {@code decide.lua} decides one
- * operation over one or more limits; {@code batch.lua} decides several operations on one key in order.
+ * The Lua scripts every Redis backend runs, composed once and identified by their SHA-1 for {@code EVALSHA}: the
+ * driver {@code decide.lua} ({@link ScriptCall} encodes its arguments) after the algorithm files a call needs, so that
+ * a call defines only the Lua functions it runs; and {@code instances.lua}.
  */
 public final class LimiterScript {
 
-	/** Each algorithm's Lua file once, in the order of the algorithms. */
-	private static final List<String> ALGORITHMS = Arrays.stream(Algorithm.values())
-		.map(Algorithm::script)
-		.distinct()
-		.toList();
+	/** Each algorithm's Lua file once, in the order of the algorithms; a set of files is a bit mask over this list. */
+	private static final List<String> FILES = Arrays.stream(Algorithm.values()).map(Algorithm::script).distinct().toList();
 
-	private static final LimiterScript DECIDE = new LimiterScript(compose(ALGORITHMS, "decide.lua"));
+	/** The bit of each algorithm's file, by ordinal. */
+	private static final int[] FILE_BITS = Arrays.stream(Algorithm.values())
+		.mapToInt(algorithm -> 1 << FILES.indexOf(algorithm.script()))
+		.toArray();
 
-	/** One batch script per algorithm: a call defines only the Lua functions it runs. */
-	private static final Map<Algorithm, LimiterScript> BATCH = batchScripts();
+	/** The deciding script of every non-empty set of files, by bit mask. */
+	private static final LimiterScript[] DECIDE = decideScripts();
 
 	private static final LimiterScript INSTANCES = new LimiterScript(compose(List.of(), "instances.lua"));
 
@@ -46,20 +44,33 @@ public final class LimiterScript {
 	}
 
 	/**
-	 * The script that decides one operation over one or more limits.
+	 * The script that decides on limits of the given algorithms.
+	 * @param algorithms the algorithms of the limits a call decides, at least one
 	 * @return the script
 	 */
-	public static LimiterScript get() {
-		return DECIDE;
+	public static LimiterScript deciding(Set<Algorithm> algorithms) {
+		int files = 0;
+		for (Algorithm algorithm : algorithms) {
+			files |= file(algorithm);
+		}
+		return deciding(files);
+	}
+
+	static LimiterScript deciding(int files) {
+		return DECIDE[files];
+	}
+
+	/** The bit of an algorithm's file, for {@link #deciding(int)}. */
+	static int file(Algorithm algorithm) {
+		return FILE_BITS[algorithm.ordinal()];
 	}
 
 	/**
-	 * The script that decides several operations on one key of an algorithm, one after the other.
-	 * @param algorithm the algorithm of the key's limit
-	 * @return the script
+	 * Whether this script decides (rather than counting instances).
+	 * @return {@code true} for the scripts of {@link #deciding(Set)}
 	 */
-	public static LimiterScript batch(Algorithm algorithm) {
-		return BATCH.get(algorithm);
+	public boolean decides() {
+		return this != INSTANCES;
 	}
 
 	/**
@@ -86,12 +97,16 @@ public final class LimiterScript {
 		return this.sha;
 	}
 
-	private static Map<Algorithm, LimiterScript> batchScripts() {
-		Map<String, LimiterScript> byFile = new HashMap<>();
-		Map<Algorithm, LimiterScript> scripts = new EnumMap<>(Algorithm.class);
-		for (Algorithm algorithm : Algorithm.values()) {
-			scripts.put(algorithm, byFile.computeIfAbsent(algorithm.script(),
-					file -> new LimiterScript(compose(List.of(file), "batch.lua"))));
+	private static LimiterScript[] decideScripts() {
+		LimiterScript[] scripts = new LimiterScript[1 << FILES.size()];
+		for (int files = 1; files < scripts.length; files++) {
+			List<String> selected = new ArrayList<>();
+			for (int i = 0; i < FILES.size(); i++) {
+				if ((files & (1 << i)) != 0) {
+					selected.add(FILES.get(i));
+				}
+			}
+			scripts[files] = new LimiterScript(compose(selected, "decide.lua"));
 		}
 		return scripts;
 	}

@@ -16,7 +16,6 @@ import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.TimeSource;
-import io.github.limiter.algorithm.AbstractLimit;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.InstanceIdentity;
@@ -59,8 +58,6 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 	private final KeyLayout layout;
 
 	private final TimeSource testClock;
-
-	private final LimiterScript script = LimiterScript.get();
 
 	/** {@code null} when switched off. */
 	private final DenialCache denials;
@@ -176,36 +173,26 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 		return call.get().whenComplete((done, failure) -> keys.forEach(this.denials::forget));
 	}
 
-	/** Decides calls on one key, in order, with one call of the batch script. */
+	/** Decides calls on one key, in order, with one script call. */
 	private CompletionStage<List<Decision>> sendBatch(String key, List<KeyLanes.Call> calls) {
-		Limit limit = calls.get(0).request().limit();
-		List<String> parameters = algorithm(limit).scriptParameters(clientTime());
-		boolean log = limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG;
-		List<String> args = new ArrayList<>(parameters.size() + 1 + 2 * calls.size());
-		args.add(argumentTime());
-		args.addAll(parameters);
-		String[] tokens = new String[calls.size()];
-		for (int i = 0; i < calls.size(); i++) {
-			KeyLanes.Call call = calls.get(i);
-			args.add(((call.operation() == Operation.CHECK) ? "c" : "a") + call.request().cost());
-			tokens[i] = (log && call.operation().acquires()) ? InstanceIdentity.nextToken() : "";
-			args.add(tokens[i]);
+		ScriptCall script = new ScriptCall(argumentTime(), clientTime());
+		boolean log = calls.get(0).request().limit().algorithm() == Algorithm.SLIDING_WINDOW_LOG;
+		for (KeyLanes.Call call : calls) {
+			boolean acquires = call.operation().acquires();
+			script.decide(acquires ? "a" : "c", (log && acquires) ? InstanceIdentity.nextToken() : "", call.request(), key);
 		}
-		return execute(LimiterScript.batch(limit.algorithm()), List.of(key), args, key).thenApply(reply -> {
-			if (reply == null || reply.size() != 1 + 5 * calls.size()) {
-				throw new BackendException("unexpected reply from the limiter batch script on " + key + ": " + reply, null);
-			}
-			long now = number(reply.get(0));
-			List<Decision> decisions = new ArrayList<>(calls.size());
-			for (int i = 0; i < calls.size(); i++) {
-				int base = 1 + 5 * i;
-				boolean allowed = number(reply.get(base)) == 1;
-				decisions.add(Decision.of(limit.name(), allowed, limit.capacity(), number(reply.get(base + 1)),
-						number(reply.get(base + 2)), number(reply.get(base + 3)), number(reply.get(base + 4)), now,
-						(allowed && !tokens[i].isEmpty()) ? tokens[i] : null));
+		return execute(script).thenApply(reply -> {
+			List<List<Decision>> answers = script.decode(reply);
+			List<Decision> decisions = new ArrayList<>(answers.size());
+			for (List<Decision> answer : answers) {
+				decisions.add(answer.get(0));
 			}
 			return decisions;
 		});
+	}
+
+	private CompletionStage<List<Object>> execute(ScriptCall call) {
+		return execute(call.script(), call.keys(), call.arguments(), call);
 	}
 
 	private CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args,
@@ -248,7 +235,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 				if (reply == null || reply.size() != 1) {
 					throw new BackendException("unexpected reply from the instances script on " + key + ": " + reply, null);
 				}
-				return (int) number(reply.get(0));
+				return (int) ScriptCall.number(reply.get(0));
 			});
 	}
 
@@ -261,7 +248,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		LimitRequest request = LimitRequest.of(limit, key);
 		ScriptUnit unit = new ScriptUnit(List.of(request), List.of(0), argumentTime(), "");
-		return improving(unit.keys, () -> unit.call("x").thenApply(reply -> null));
+		return improving(unit.keys, () -> execute(unit.call("x")).thenApply(reply -> null));
 	}
 
 	/**
@@ -347,49 +334,23 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 
 		@Override
 		public CompletionStage<List<Decision>> run(Operation operation) {
-			return call(operationCode(operation)).thenApply(reply -> decisions(reply, operation));
+			ScriptCall call = call(operationCode(operation));
+			return execute(call).thenApply(reply -> {
+				List<Decision> decisions = call.decode(reply).get(0);
+				this.chargedAt = decisions.get(0).timeMicros();
+				return decisions;
+			});
 		}
 
 		@Override
 		public CompletionStage<Void> refund() {
-			return improving(this.keys, () -> call("f" + this.chargedAt).thenApply(reply -> null));
+			return improving(this.keys, () -> execute(call("f" + this.chargedAt)).thenApply(reply -> null));
 		}
 
-		CompletionStage<List<Object>> call(String operation) {
-			List<String> args = new ArrayList<>(3 + 7 * this.requests.size());
-			args.add(this.now);
-			args.add(operation);
-			args.add(this.token);
-			if (!operation.equals("x")) {
-				long clientNow = clientTime();
-				for (LimitRequest request : this.requests) {
-					List<String> parameters = algorithm(request.limit()).scriptParameters(clientNow);
-					args.add(parameters.get(0));
-					args.add(Long.toString(request.cost()));
-					args.addAll(parameters.subList(1, parameters.size()));
-				}
-			}
-			return execute(RedisScriptBackend.this.script, this.keys, args, this);
-		}
-
-		private List<Decision> decisions(List<Object> reply, Operation operation) {
-			if (reply == null || reply.size() != 2 + 5 * this.requests.size()) {
-				throw new BackendException("unexpected reply from the limiter script for " + this + ": " + reply, null);
-			}
-			long now = number(reply.get(0));
-			this.chargedAt = now;
-			boolean all = number(reply.get(1)) == 1;
-			List<Decision> decisions = new ArrayList<>(this.requests.size());
-			for (int i = 0; i < this.requests.size(); i++) {
-				Limit limit = this.requests.get(i).limit();
-				int base = 2 + 5 * i;
-				boolean allowed = number(reply.get(base)) == 1;
-				String token = (operation.acquires() && all
-						&& limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? this.token : null;
-				decisions.add(Decision.of(limit.name(), allowed, limit.capacity(), number(reply.get(base + 1)),
-						number(reply.get(base + 2)), number(reply.get(base + 3)), number(reply.get(base + 4)), now, token));
-			}
-			return decisions;
+		ScriptCall call(String operation) {
+			ScriptCall call = new ScriptCall(this.now, clientTime());
+			call.decide(operation, this.token, this.requests, this.keys);
+			return call;
 		}
 
 		@Override
@@ -397,24 +358,6 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 			return "script over " + this.keys;
 		}
 
-	}
-
-	private static long number(Object value) {
-		if (value instanceof Number number) {
-			return number.longValue();
-		}
-		if (value instanceof byte[] bytes) {
-			return Long.parseLong(new String(bytes, java.nio.charset.StandardCharsets.US_ASCII));
-		}
-		return Long.parseLong(String.valueOf(value));
-	}
-
-	private static AbstractLimit<?> algorithm(Limit limit) {
-		if (limit instanceof AbstractLimit<?> known) {
-			return known;
-		}
-		throw new IllegalArgumentException("the Redis backends enforce the limits of io.github.limiter.algorithm, not "
-				+ limit.getClass().getName());
 	}
 
 	/**

@@ -1,0 +1,234 @@
+package io.github.limiter.backend.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.algorithm.AbstractLimit;
+import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.spi.BackendException;
+
+/**
+ * One call of the limiter script ({@code decide.lua}): the only encoder of its arguments and the only decoder of its
+ * reply. A call holds rules (a key with its limit, each sent once) and decisions over them, each on one or more rules;
+ * a coalesced batch on a key is several one-rule decisions, a decision over several limits is one decision on several
+ * rules, and both are the same call.
+ *
+ * <p>Not thread-safe: built, sent and decoded by one caller.
+ */
+final class ScriptCall {
+
+	/** Above this many rules, rules are found by a map rather than by a scan. */
+	private static final int SCAN = 8;
+
+	private static final String[] COUNTS = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" };
+
+	private final String time;
+
+	private final long clientNow;
+
+	private final List<String> keys = new ArrayList<>(1);
+
+	private final List<Limit> limits = new ArrayList<>(1);
+
+	private final List<String> ruleArguments = new ArrayList<>(8);
+
+	private final List<String> decisionArguments = new ArrayList<>(5);
+
+	/** Per decision: its rules (indexes into {@link #limits}), whether it acquires, its token. */
+	private final List<Entry> decisions = new ArrayList<>(1);
+
+	private Map<Rule, Integer> ruleIndex;
+
+	private int files;
+
+	/**
+	 * Starts a call.
+	 * @param time {@code ""} so that the script reads the Redis time, or a test's time in microseconds
+	 * @param clientNow the caller's clock in microseconds, to describe calendar windows around it
+	 */
+	ScriptCall(String time, long clientNow) {
+		this.time = time;
+		this.clientNow = clientNow;
+	}
+
+	/**
+	 * Adds a decision on one limit.
+	 * @param operation the script's operation code
+	 * @param token the decision's token ({@code ""} when it needs none)
+	 * @param request the request
+	 * @param key its Redis key
+	 */
+	void decide(String operation, String token, LimitRequest request, String key) {
+		int rule = rule(key, request.limit());
+		this.decisionArguments.add(operation);
+		this.decisionArguments.add(token);
+		this.decisionArguments.add("1");
+		this.decisionArguments.add(Integer.toString(rule + 1));
+		this.decisionArguments.add(Long.toString(request.cost()));
+		this.decisions.add(new Entry(new int[] { rule }, acquires(operation), token));
+	}
+
+	/**
+	 * Adds one all-or-nothing decision over several limits.
+	 * @param operation the script's operation code
+	 * @param token the decision's token
+	 * @param requests the requests
+	 * @param keys their Redis keys, in the same order
+	 */
+	void decide(String operation, String token, List<LimitRequest> requests, List<String> keys) {
+		int[] rules = new int[requests.size()];
+		this.decisionArguments.add(operation);
+		this.decisionArguments.add(token);
+		this.decisionArguments.add(Integer.toString(requests.size()));
+		for (int i = 0; i < rules.length; i++) {
+			rules[i] = rule(keys.get(i), requests.get(i).limit());
+			this.decisionArguments.add(Integer.toString(rules[i] + 1));
+			this.decisionArguments.add(Long.toString(requests.get(i).cost()));
+		}
+		this.decisions.add(new Entry(rules, acquires(operation), token));
+	}
+
+	/** The index of the rule of a key and limit, added if new. */
+	private int rule(String key, Limit limit) {
+		int count = this.keys.size();
+		if (this.ruleIndex == null) {
+			for (int i = count - 1; i >= 0; i--) {
+				if (this.keys.get(i).equals(key) && this.limits.get(i).equals(limit)) {
+					return i;
+				}
+			}
+			if (count >= SCAN) {
+				this.ruleIndex = new HashMap<>();
+				for (int i = 0; i < count; i++) {
+					this.ruleIndex.put(new Rule(this.keys.get(i), this.limits.get(i)), i);
+				}
+			}
+		}
+		else {
+			Integer known = this.ruleIndex.get(new Rule(key, limit));
+			if (known != null) {
+				return known;
+			}
+		}
+		if (this.ruleIndex != null) {
+			this.ruleIndex.put(new Rule(key, limit), count);
+		}
+		AbstractLimit<?> algorithm = algorithm(limit);
+		List<String> parameters = algorithm.scriptParameters(this.clientNow);
+		this.ruleArguments.add(parameters.get(0));
+		int size = parameters.size() - 1;
+		this.ruleArguments.add((size < COUNTS.length) ? COUNTS[size] : Integer.toString(size));
+		this.ruleArguments.addAll(parameters.subList(1, parameters.size()));
+		this.keys.add(key);
+		this.limits.add(limit);
+		this.files |= LimiterScript.file(limit.algorithm());
+		return count;
+	}
+
+	/**
+	 * The script that defines the functions of this call's algorithms, and no others.
+	 * @return the script
+	 */
+	LimiterScript script() {
+		return LimiterScript.deciding(this.files);
+	}
+
+	/**
+	 * The script's keys: one per rule.
+	 * @return the keys
+	 */
+	List<String> keys() {
+		return this.keys;
+	}
+
+	/**
+	 * The script's arguments.
+	 * @return the arguments
+	 */
+	List<String> arguments() {
+		List<String> arguments = new ArrayList<>(2 + this.ruleArguments.size() + this.decisionArguments.size());
+		arguments.add(this.time);
+		arguments.add(Integer.toString(this.keys.size()));
+		arguments.addAll(this.ruleArguments);
+		arguments.addAll(this.decisionArguments);
+		return arguments;
+	}
+
+	/**
+	 * Reads the script's reply.
+	 * @param reply the reply
+	 * @return per decision, in order, one decision per limit, in the order of its requests
+	 * @throws BackendException if the reply does not have the shape of this call's
+	 */
+	List<List<Decision>> decode(List<Object> reply) {
+		int expected = 1;
+		for (Entry decision : this.decisions) {
+			expected += 5 * decision.rules.length;
+		}
+		if (reply == null || reply.size() != expected) {
+			throw new BackendException("unexpected reply from the limiter script over " + this.keys + ": " + reply, null);
+		}
+		long now = number(reply.get(0));
+		List<List<Decision>> answers = new ArrayList<>(this.decisions.size());
+		int base = 1;
+		for (Entry decision : this.decisions) {
+			boolean all = true;
+			for (int i = 0; i < decision.rules.length; i++) {
+				all &= number(reply.get(base + 5 * i)) == 1;
+			}
+			List<Decision> parts = new ArrayList<>(decision.rules.length);
+			for (int rule : decision.rules) {
+				Limit limit = this.limits.get(rule);
+				boolean allowed = number(reply.get(base)) == 1;
+				// A sliding-log admission stored its token: the caller needs it to give the permits back.
+				String token = (decision.acquires && all && limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG)
+						? decision.token : null;
+				parts.add(Decision.of(limit.name(), allowed, limit.capacity(), number(reply.get(base + 1)),
+						number(reply.get(base + 2)), number(reply.get(base + 3)), number(reply.get(base + 4)), now, token));
+				base += 5;
+			}
+			answers.add(parts);
+		}
+		return answers;
+	}
+
+	@Override
+	public String toString() {
+		return "script over " + this.keys;
+	}
+
+	private static boolean acquires(String operation) {
+		return operation.equals("a");
+	}
+
+	static long number(Object value) {
+		if (value instanceof Number number) {
+			return number.longValue();
+		}
+		if (value instanceof byte[] bytes) {
+			return Long.parseLong(new String(bytes, StandardCharsets.US_ASCII));
+		}
+		return Long.parseLong(String.valueOf(value));
+	}
+
+	private static AbstractLimit<?> algorithm(Limit limit) {
+		if (limit instanceof AbstractLimit<?> known) {
+			return known;
+		}
+		throw new IllegalArgumentException("the Redis backends enforce the limits of io.github.limiter.algorithm, not "
+				+ limit.getClass().getName());
+	}
+
+	private record Entry(int[] rules, boolean acquires, String token) {
+	}
+
+	private record Rule(String key, Limit limit) {
+	}
+
+}

@@ -1,0 +1,116 @@
+package io.github.limiter.backend.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.limiter.Decision;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.SlidingWindowLog;
+import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.backend.redis.spring.SpringDataRedisScriptExecutor;
+import io.github.limiter.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The one script protocol: a call carries rules (a key with its limit) and decisions over them, and each decision is
+ * decided exactly as if it had been sent alone, in order, at the same time, whatever else the call holds.
+ */
+class ScriptCallTests {
+
+	private static final String TIME = "1700000000000000";
+
+	private static final TokenBucket BUCKET = TokenBucket.of("bucket", 2, Duration.ofMinutes(1));
+
+	private static final FixedWindow WINDOW = FixedWindow.of("window", 1, Duration.ofMinutes(1));
+
+	private static final SlidingWindowLog LOG = SlidingWindowLog.of("log", 2, Duration.ofMinutes(1));
+
+	private static LettuceConnectionFactory connectionFactory;
+
+	private static RedisScriptExecutor redis;
+
+	@BeforeAll
+	static void connect() {
+		connectionFactory = TestRedis.lettuce();
+		redis = new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run);
+	}
+
+	@AfterAll
+	static void disconnect() {
+		connectionFactory.destroy();
+	}
+
+	/** One step of the sequence: a decision over one or more limits, on keys under a prefix. */
+	private record Step(String operation, String token, List<LimitRequest> requests) {
+
+		List<String> keys(String prefix) {
+			return this.requests.stream().map(request -> prefix + request.limit().name() + ":" + request.key()).toList();
+		}
+
+	}
+
+	private static final List<Step> STEPS = List.of(
+			new Step("a", "", List.of(LimitRequest.of(BUCKET, "a"))),
+			new Step("a", "", List.of(LimitRequest.of(WINDOW, "b"))),
+			new Step("a", "", List.of(LimitRequest.of(BUCKET, "a"))),
+			new Step("a", "", List.of(LimitRequest.of(BUCKET, "a"))),
+			// All or nothing: the window is spent, so the bucket of "c" gives nothing either.
+			new Step("a", "t5", List.of(LimitRequest.of(WINDOW, "b"), LimitRequest.of(BUCKET, "c"))),
+			new Step("c", "", List.of(new LimitRequest(BUCKET, "c", 2))),
+			new Step("a", "t7", List.of(LimitRequest.of(LOG, "d"), LimitRequest.of(BUCKET, "c"))),
+			new Step("r", "t8", List.of(LimitRequest.of(LOG, "d"))),
+			new Step("a", "t9", List.of(LimitRequest.of(LOG, "d"))),
+			new Step("x", "", List.of(LimitRequest.of(BUCKET, "a"))),
+			new Step("a", "", List.of(LimitRequest.of(BUCKET, "a"))),
+			// A refund gives back to the state this very call wrote, not to what Redis held before it.
+			new Step("f" + TIME, "", List.of(LimitRequest.of(WINDOW, "b"))),
+			new Step("a", "", List.of(LimitRequest.of(WINDOW, "b"))));
+
+	@Test
+	void decisionsOnSeveralKeysAndAlgorithmsInOneCallAreDecidedAsIfEachCameAlone() {
+		String together = TestRedis.uniquePrefix();
+		ScriptCall call = new ScriptCall(TIME, 0);
+		for (Step step : STEPS) {
+			call.decide(step.operation(), step.token(), step.requests(), step.keys(together));
+		}
+		assertThat(call.keys()).as("each key and limit is sent once").hasSize(4);
+		assertThat(call.script()).isSameAs(LimiterScript.deciding(java.util.Set.of(BUCKET.algorithm(),
+				WINDOW.algorithm(), LOG.algorithm())));
+		List<List<Decision>> inOneCall = call.decode(redis.execute(call.script(), call.keys(), call.arguments())
+			.toCompletableFuture()
+			.join());
+
+		String alone = TestRedis.uniquePrefix();
+		List<List<Decision>> oneByOne = new ArrayList<>();
+		for (Step step : STEPS) {
+			ScriptCall single = new ScriptCall(TIME, 0);
+			single.decide(step.operation(), step.token(), step.requests(), step.keys(alone));
+			oneByOne.add(single.decode(redis.execute(single.script(), single.keys(), single.arguments())
+				.toCompletableFuture()
+				.join()).get(0));
+		}
+
+		assertThat(inOneCall).isEqualTo(oneByOne);
+		assertThat(allowed(inOneCall)).containsExactly(true, true, true, false, false, true, true, true, false, true,
+				true, true, true);
+		assertThat(inOneCall.get(3).get(0).retryAfter()).isEqualTo(Duration.ofSeconds(30));
+		assertThat(inOneCall.get(4).get(1).remaining()).as("the bucket of c, untouched").isEqualTo(2);
+		assertThat(inOneCall.get(6)).extracting(Decision::token).as("the log stored the decision's token")
+			.containsExactly("t7", null);
+		assertThat(inOneCall.get(6).get(1).remaining()).isEqualTo(1);
+		assertThat(inOneCall.get(10).get(0).remaining()).as("after the reset, a full bucket").isEqualTo(1);
+	}
+
+	private static List<Boolean> allowed(List<List<Decision>> decisions) {
+		return decisions.stream().map(parts -> parts.stream().allMatch(Decision::allowed)).toList();
+	}
+
+}
