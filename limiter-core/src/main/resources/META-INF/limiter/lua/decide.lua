@@ -4,118 +4,151 @@
 -- in order, at the same Redis time. The O(1) algorithms read a key once and write it once per call, however many
 -- decisions the call holds (kv_get, kv_set, kv_flush). This driver is composed with the algorithm files the call needs.
 --
--- KEYS: one key per rule.
+-- KEYS: the key of each limit of each decision, in order (a key may come several times).
 -- ARGV[1]: '' to read the time from Redis (always, in production), or a time in microseconds (tests only).
--- ARGV[2]: the number of rules. A rule is a key with its limit: for rule r, on KEYS[r], the algorithm code, the
---          number of its parameters, then the parameters.
--- Then the decisions, to the end: the operation ('a' acquire, 'c' check, 'r' record, 'x' delete, or 'f<time>' refund
+-- ARGV[2...]: the limits the decisions use, each sent once: its algorithm code, then its parameters (numbers, as many
+--             as the algorithm's file documents).
+-- Then, from the first argument after a limit that is neither a number nor an algorithm code, the decisions, to the end: the operation ('a' acquire, 'c' check, 'r' record, 'x' delete, or 'f<time>' refund
 -- of an acquire decided at <time>, in microseconds as that acquire returned it), a token unique to the decision (the
--- sliding-log member), the number of its limits, then for each limit its rule and its cost.
+-- sliding-log member), the number of its limits, then for each its limit (1-based, as above) and its cost.
 -- Returns {now, then for each decision, for each of its limits: allowed (0/1), remaining, retry after, reset after,
 -- delay}. A decision is allowed when all its limits are.
+--
+-- This runs on every decision, so the common one (a single limit, acquire or check) takes a road that makes no table
+-- but its outcome and converts no number it can compare as text.
 
 local now = script_now()
 
-local rules = {}
-local i = 3
-for r = 1, tonumber(ARGV[2]) do
-  local code = ARGV[i]
-  local algorithm = ALGORITHMS[code]
-  if not algorithm then
-    return redis.error_reply('limiter: unknown algorithm code ' .. tostring(code))
+-- The limits, by number: {code, algorithm, parameters}.
+local limits = {}
+local i = 2
+while ALGORITHMS[ARGV[i]] do
+  -- Created at its full size (growing a Lua table allocates it again); its parameters end at the first slot that is
+  -- not a number.
+  local p = {tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]),
+             tonumber(ARGV[i + 5])}
+  local count = 0
+  while p[count + 1] do
+    count = count + 1
   end
-  local count = tonumber(ARGV[i + 1])
-  local p = {}
-  for j = 1, count do
-    p[j] = tonumber(ARGV[i + 1 + j])
-  end
-  rules[r] = {key = KEYS[r], code = code, algorithm = algorithm, p = p}
-  i = i + 2 + count
-end
-
-local reply = {now}
-
-local function answer(o)
-  local n = #reply
-  reply[n + 1] = o[1] and 1 or 0
-  reply[n + 2] = math.max(0, o[2])
-  reply[n + 3] = o[3]
-  reply[n + 4] = o[4]
-  reply[n + 5] = o[5]
-end
-
-local function evaluate(l, cost)
-  return l.algorithm.evaluate(l.key, l.code, l.p, now, cost)
-end
-
-local DONE = {true, 0, 0, 0, 0}
-
-local function decide(op, token, limits, costs)
-  local kind = string.sub(op, 1, 1)
-  if kind == 'x' then
-    for _, l in ipairs(limits) do
-      kv_del(l.key)
-      redis.call('DEL', l.key)
-      answer(DONE)
+  if count == 5 then
+    while tonumber(ARGV[i + count + 1]) do
+      count = count + 1
+      p[count] = tonumber(ARGV[i + count])
     end
-    return
-  end
-  if kind == 'f' then
-    local charged = tonumber(string.sub(op, 2))
-    for j, l in ipairs(limits) do
-      l.algorithm.refund(l.key, l.code, l.p, now, costs[j], token, charged)
-      answer(DONE)
+  else
+    for j = count + 1, 5 do
+      p[j] = nil
     end
-    return
   end
-  if kind == 'r' then
-    for j, l in ipairs(limits) do
-      local before = evaluate(l, costs[j])
-      l.algorithm.record(l.key, l.code, l.p, now, costs[j], token)
-      local state = evaluate(l, 0)
-      local again = evaluate(l, costs[j])
-      local retry = again[3]
-      if again[1] then
-        retry = 0
+  limits[#limits + 1] = {ARGV[i], ALGORITHMS[ARGV[i]], p}
+  i = i + 1 + count
+end
+
+local function limit(ref)
+  local l = limits[(ref == '1') and 1 or tonumber(ref)]
+  if not l then
+    error('limiter: no limit ' .. tostring(ref))
+  end
+  return l
+end
+
+local function cost(text)
+  if text == '1' then
+    return 1
+  end
+  return tonumber(text)
+end
+
+-- Sized for one decision on one limit, the common call.
+local reply = {now, 0, 0, 0, 0, 0}
+local n = 1
+local k = 0
+local last = #ARGV
+
+while i <= last do
+  local op, token, count = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  if count == '1' and (op == 'a' or op == 'c') then
+    local l = (ARGV[i + 3] == '1') and limits[1] or limit(ARGV[i + 3])
+    local c = (ARGV[i + 4] == '1') and 1 or tonumber(ARGV[i + 4])
+    local key, code, algorithm, p = KEYS[k + 1], l[1], l[2], l[3]
+    local o = algorithm.evaluate(key, code, p, now, c)
+    if o[1] and op == 'a' then
+      algorithm.commit(key, code, p, now, c, o, token)
+    end
+    reply[n + 1] = o[1] and 1 or 0
+    reply[n + 2] = math.max(0, o[2])
+    reply[n + 3] = o[3]
+    reply[n + 4] = o[4]
+    reply[n + 5] = o[5]
+    n = n + 5
+    k = k + 1
+    i = i + 5
+  else
+    count = tonumber(count)
+    local kind = string.sub(op, 1, 1)
+    local keys, rules, costs, outcomes = {}, {}, {}, {}
+    for j = 1, count do
+      keys[j], rules[j], costs[j] = KEYS[k + j], limit(ARGV[i + 1 + 2 * j]), cost(ARGV[i + 2 + 2 * j])
+    end
+    k = k + count
+    i = i + 3 + 2 * count
+    if kind == 'a' or kind == 'c' then
+      local all = true
+      for j = 1, count do
+        local l = rules[j]
+        outcomes[j] = l[2].evaluate(keys[j], l[1], l[3], now, costs[j])
+        all = all and outcomes[j][1]
       end
-      answer({before[1], state[2], retry, state[4], 0})
-    end
-    return
-  end
-  local outcomes = {}
-  local all = true
-  for j, l in ipairs(limits) do
-    outcomes[j] = evaluate(l, costs[j])
-    all = all and outcomes[j][1]
-  end
-  if kind == 'a' then
-    for j, l in ipairs(limits) do
-      if all then
-        l.algorithm.commit(l.key, l.code, l.p, now, costs[j], outcomes[j], token)
-      elseif outcomes[j][1] then
-        -- All or nothing: this limit had room but consumes nothing; report it untouched.
-        outcomes[j] = evaluate(l, 0)
+      if kind == 'a' then
+        for j = 1, count do
+          local l = rules[j]
+          if all then
+            l[2].commit(keys[j], l[1], l[3], now, costs[j], outcomes[j], token)
+          elseif outcomes[j][1] then
+            -- All or nothing: this limit had room but consumes nothing; report it untouched.
+            outcomes[j] = l[2].evaluate(keys[j], l[1], l[3], now, 0)
+          end
+        end
       end
+    elseif kind == 'r' then
+      for j = 1, count do
+        local key, code, algorithm, p, c = keys[j], rules[j][1], rules[j][2], rules[j][3], costs[j]
+        local before = algorithm.evaluate(key, code, p, now, c)
+        algorithm.record(key, code, p, now, c, token)
+        local state = algorithm.evaluate(key, code, p, now, 0)
+        local again = algorithm.evaluate(key, code, p, now, c)
+        local retry = again[3]
+        if again[1] then
+          retry = 0
+        end
+        outcomes[j] = {before[1], state[2], retry, state[4], 0}
+      end
+    elseif kind == 'x' or kind == 'f' then
+      local charged = tonumber(string.sub(op, 2))
+      for j = 1, count do
+        if kind == 'x' then
+          kv_del(keys[j])
+          redis.call('DEL', keys[j])
+        else
+          local l = rules[j]
+          l[2].refund(keys[j], l[1], l[3], now, costs[j], token, charged)
+        end
+        outcomes[j] = {true, 0, 0, 0, 0}
+      end
+    else
+      return redis.error_reply('limiter: unknown operation ' .. tostring(op))
+    end
+    for j = 1, count do
+      local o = outcomes[j]
+      reply[n + 1] = o[1] and 1 or 0
+      reply[n + 2] = math.max(0, o[2])
+      reply[n + 3] = o[3]
+      reply[n + 4] = o[4]
+      reply[n + 5] = o[5]
+      n = n + 5
     end
   end
-  for j = 1, #outcomes do
-    answer(outcomes[j])
-  end
-end
-
-while i <= #ARGV do
-  local op, token, count = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  i = i + 3
-  local limits, costs = {}, {}
-  for j = 1, count do
-    limits[j] = rules[tonumber(ARGV[i])]
-    if not limits[j] then
-      return redis.error_reply('limiter: no rule ' .. tostring(ARGV[i]))
-    end
-    costs[j] = tonumber(ARGV[i + 1])
-    i = i + 2
-  end
-  decide(op, token, limits, costs)
 end
 
 kv_flush()

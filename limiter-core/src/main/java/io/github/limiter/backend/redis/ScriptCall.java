@@ -15,35 +15,37 @@ import io.github.limiter.spi.BackendException;
 
 /**
  * One call of the limiter script ({@code decide.lua}): the only encoder of its arguments and the only decoder of its
- * reply. A call holds rules (a key with its limit, each sent once) and decisions over them, each on one or more rules;
- * a coalesced batch on a key is several one-rule decisions, a decision over several limits is one decision on several
- * rules, and both are the same call.
+ * reply. A call holds limits (each sent once, however many decisions use it) and decisions, each over one or more
+ * (key, limit, cost); a coalesced batch on a key is several one-limit decisions, a decision over several limits is one
+ * decision, and both are the same call.
  *
  * <p>Not thread-safe: built, sent and decoded by one caller.
  */
 final class ScriptCall {
 
-	/** Above this many rules, rules are found by a map rather than by a scan. */
+	/** Above this many limits, limits are found by a map rather than by a scan. */
 	private static final int SCAN = 8;
 
-	private static final String[] COUNTS = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" };
+	private static final String[] NUMBERS = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" };
 
 	private final String time;
 
 	private final long clientNow;
 
+	/** One per limit of each decision, in order. */
 	private final List<String> keys = new ArrayList<>(1);
 
+	/** The limits, each once. */
 	private final List<Limit> limits = new ArrayList<>(1);
 
-	private final List<String> ruleArguments = new ArrayList<>(8);
+	private final List<String> limitArguments = new ArrayList<>(6);
 
 	private final List<String> decisionArguments = new ArrayList<>(5);
 
-	/** Per decision: its rules (indexes into {@link #limits}), whether it acquires, its token. */
+	/** Per decision: its limits (indexes into {@link #limits}), whether it acquires, its token. */
 	private final List<Entry> decisions = new ArrayList<>(1);
 
-	private Map<Rule, Integer> ruleIndex;
+	private Map<Limit, Integer> limitIndex;
 
 	private int files;
 
@@ -65,13 +67,14 @@ final class ScriptCall {
 	 * @param key its Redis key
 	 */
 	void decide(String operation, String token, LimitRequest request, String key) {
-		int rule = rule(key, request.limit());
+		int limit = limit(request.limit());
+		this.keys.add(key);
 		this.decisionArguments.add(operation);
 		this.decisionArguments.add(token);
 		this.decisionArguments.add("1");
-		this.decisionArguments.add(Integer.toString(rule + 1));
-		this.decisionArguments.add(Long.toString(request.cost()));
-		this.decisions.add(new Entry(new int[] { rule }, acquires(operation), token));
+		this.decisionArguments.add(number(limit + 1));
+		this.decisionArguments.add(number(request.cost()));
+		this.decisions.add(new Entry(new int[] { limit }, acquires(operation), token));
 	}
 
 	/**
@@ -82,53 +85,53 @@ final class ScriptCall {
 	 * @param keys their Redis keys, in the same order
 	 */
 	void decide(String operation, String token, List<LimitRequest> requests, List<String> keys) {
-		int[] rules = new int[requests.size()];
+		int[] indexes = new int[requests.size()];
 		this.decisionArguments.add(operation);
 		this.decisionArguments.add(token);
-		this.decisionArguments.add(Integer.toString(requests.size()));
-		for (int i = 0; i < rules.length; i++) {
-			rules[i] = rule(keys.get(i), requests.get(i).limit());
-			this.decisionArguments.add(Integer.toString(rules[i] + 1));
-			this.decisionArguments.add(Long.toString(requests.get(i).cost()));
+		this.decisionArguments.add(number(requests.size()));
+		for (int i = 0; i < indexes.length; i++) {
+			indexes[i] = limit(requests.get(i).limit());
+			this.keys.add(keys.get(i));
+			this.decisionArguments.add(number(indexes[i] + 1));
+			this.decisionArguments.add(number(requests.get(i).cost()));
 		}
-		this.decisions.add(new Entry(rules, acquires(operation), token));
+		this.decisions.add(new Entry(indexes, acquires(operation), token));
 	}
 
-	/** The index of the rule of a key and limit, added if new. */
-	private int rule(String key, Limit limit) {
-		int count = this.keys.size();
-		if (this.ruleIndex == null) {
+	/** The index of a limit, added if new. */
+	private int limit(Limit limit) {
+		int count = this.limits.size();
+		if (this.limitIndex == null) {
 			for (int i = count - 1; i >= 0; i--) {
-				if (this.keys.get(i).equals(key) && this.limits.get(i).equals(limit)) {
+				if (this.limits.get(i).equals(limit)) {
 					return i;
 				}
 			}
 			if (count >= SCAN) {
-				this.ruleIndex = new HashMap<>();
+				this.limitIndex = new HashMap<>();
 				for (int i = 0; i < count; i++) {
-					this.ruleIndex.put(new Rule(this.keys.get(i), this.limits.get(i)), i);
+					this.limitIndex.put(this.limits.get(i), i);
 				}
 			}
 		}
 		else {
-			Integer known = this.ruleIndex.get(new Rule(key, limit));
+			Integer known = this.limitIndex.get(limit);
 			if (known != null) {
 				return known;
 			}
 		}
-		if (this.ruleIndex != null) {
-			this.ruleIndex.put(new Rule(key, limit), count);
+		if (this.limitIndex != null) {
+			this.limitIndex.put(limit, count);
 		}
-		AbstractLimit<?> algorithm = algorithm(limit);
-		List<String> parameters = algorithm.scriptParameters(this.clientNow);
-		this.ruleArguments.add(parameters.get(0));
-		int size = parameters.size() - 1;
-		this.ruleArguments.add((size < COUNTS.length) ? COUNTS[size] : Integer.toString(size));
-		this.ruleArguments.addAll(parameters.subList(1, parameters.size()));
-		this.keys.add(key);
+		// The code, then the parameters: the script tells them apart because the parameters are numbers.
+		this.limitArguments.addAll(algorithm(limit).scriptParameters(this.clientNow));
 		this.limits.add(limit);
 		this.files |= LimiterScript.file(limit.algorithm());
 		return count;
+	}
+
+	private static String number(long value) {
+		return (value >= 0 && value < NUMBERS.length) ? NUMBERS[(int) value] : Long.toString(value);
 	}
 
 	/**
@@ -140,7 +143,7 @@ final class ScriptCall {
 	}
 
 	/**
-	 * The script's keys: one per rule.
+	 * The script's keys: one per limit of each decision, in order.
 	 * @return the keys
 	 */
 	List<String> keys() {
@@ -152,10 +155,9 @@ final class ScriptCall {
 	 * @return the arguments
 	 */
 	List<String> arguments() {
-		List<String> arguments = new ArrayList<>(2 + this.ruleArguments.size() + this.decisionArguments.size());
+		List<String> arguments = new ArrayList<>(1 + this.limitArguments.size() + this.decisionArguments.size());
 		arguments.add(this.time);
-		arguments.add(Integer.toString(this.keys.size()));
-		arguments.addAll(this.ruleArguments);
+		arguments.addAll(this.limitArguments);
 		arguments.addAll(this.decisionArguments);
 		return arguments;
 	}
@@ -169,7 +171,7 @@ final class ScriptCall {
 	List<List<Decision>> decode(List<Object> reply) {
 		int expected = 1;
 		for (Entry decision : this.decisions) {
-			expected += 5 * decision.rules.length;
+			expected += 5 * decision.limits.length;
 		}
 		if (reply == null || reply.size() != expected) {
 			throw new BackendException("unexpected reply from the limiter script over " + this.keys + ": " + reply, null);
@@ -179,12 +181,12 @@ final class ScriptCall {
 		int base = 1;
 		for (Entry decision : this.decisions) {
 			boolean all = true;
-			for (int i = 0; i < decision.rules.length; i++) {
+			for (int i = 0; i < decision.limits.length; i++) {
 				all &= number(reply.get(base + 5 * i)) == 1;
 			}
-			List<Decision> parts = new ArrayList<>(decision.rules.length);
-			for (int rule : decision.rules) {
-				Limit limit = this.limits.get(rule);
+			List<Decision> parts = new ArrayList<>(decision.limits.length);
+			for (int index : decision.limits) {
+				Limit limit = this.limits.get(index);
 				boolean allowed = number(reply.get(base)) == 1;
 				// A sliding-log admission stored its token: the caller needs it to give the permits back.
 				String token = (decision.acquires && all && limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG)
@@ -225,10 +227,7 @@ final class ScriptCall {
 				+ limit.getClass().getName());
 	}
 
-	private record Entry(int[] rules, boolean acquires, String token) {
-	}
-
-	private record Rule(String key, Limit limit) {
+	private record Entry(int[] limits, boolean acquires, String token) {
 	}
 
 }
