@@ -32,9 +32,9 @@ import io.github.limiter.spi.RateLimiterBackend;
  * decided by {@link CompensatingDecision}.
  *
  * <p>A decision on a single limit (the common case) takes a shorter road: a rejection this JVM saw and whose retry
- * time has not come is answered from the {@link DenialCache} without Redis, and calls on one key that are in flight
- * at once are decided together by one script call ({@link KeyLanes}), each exactly as if it had come alone. Both can
- * be switched off on the {@link Builder}.
+ * time has not come is answered from the {@link DenialCache} without Redis, and calls in flight at once on one
+ * connection (one cluster slot) are decided together by one script call ({@link SlotLanes}), on whatever keys, each
+ * exactly as if it had come alone. Both can be switched off on the {@link Builder}.
  */
 public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry {
 
@@ -44,13 +44,10 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 	/** At most this many decisions go in one coalesced script call. */
 	static final int MAX_BATCH = 256;
 
-	/**
-	 * Script calls in flight per key. One gives the largest batches and the fewest Redis commands; two or four
-	 * (pipelining small batches) measured no better on the benchmark machine (docs/benchmarks.md).
-	 */
-	static final int MAX_IN_FLIGHT = 1;
+	/** Script calls in flight per lane (docs/benchmarks.md). */
+	public static final int MAX_IN_FLIGHT = Integer.getInteger("limiter.lanes.in-flight", 2);
 
-	/** At most this many decisions wait for one key. */
+	/** At most this many decisions wait for one lane. */
 	static final int MAX_WAITING = 4096;
 
 	private final RedisScriptExecutor executor;
@@ -63,7 +60,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 	private final DenialCache denials;
 
 	/** {@code null} when switched off. */
-	private final KeyLanes lanes;
+	private final SlotLanes lanes;
 
 	/** The clock of the denial cache: the test clock, or a monotonic one. */
 	private final TimeSource cacheClock;
@@ -87,8 +84,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 		this.denials = (denialCacheSize > 0) ? new DenialCache(denialCacheSize) : null;
 		// A blocking client (Jedis) waits on its own connection per caller: nothing to coalesce, and a caller's thread
 		// must not end up sending other callers' batches.
-		this.lanes = (coalesce && !executor.blocksCaller()) ? new KeyLanes(this::sendBatch, MAX_BATCH, MAX_WAITING,
-				MAX_IN_FLIGHT) : null;
+		this.lanes = (coalesce && !executor.blocksCaller()) ? new SlotLanes(this::sendBatch,
+				executor.isCluster() ? KeyLayout::slot : key -> 0, MAX_BATCH, MAX_WAITING, MAX_IN_FLIGHT) : null;
 		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}
 
@@ -138,7 +135,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 		}
 		CompletableFuture<Decision> decision = (this.lanes != null)
 				? this.lanes.submit(key, request, operation).toCompletableFuture()
-				: sendBatch(key, List.of(new KeyLanes.Call(request, operation, null))).thenApply(decisions -> decisions.get(0))
+				: sendBatch(List.of(new SlotLanes.Call(key, request, operation, null))).thenApply(decisions -> decisions.get(0))
 					.toCompletableFuture();
 		if (this.denials == null) {
 			return decision;
@@ -173,13 +170,14 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 		return call.get().whenComplete((done, failure) -> keys.forEach(this.denials::forget));
 	}
 
-	/** Decides calls on one key, in order, with one script call. */
-	private CompletionStage<List<Decision>> sendBatch(String key, List<KeyLanes.Call> calls) {
+	/** Decides calls on keys of one slot, in order, with one script call. */
+	private CompletionStage<List<Decision>> sendBatch(List<SlotLanes.Call> calls) {
 		ScriptCall script = new ScriptCall(argumentTime(), clientTime());
-		boolean log = calls.get(0).request().limit().algorithm() == Algorithm.SLIDING_WINDOW_LOG;
-		for (KeyLanes.Call call : calls) {
+		for (SlotLanes.Call call : calls) {
 			boolean acquires = call.operation().acquires();
-			script.decide(acquires ? "a" : "c", (log && acquires) ? InstanceIdentity.nextToken() : "", call.request(), key);
+			boolean log = call.request().limit().algorithm() == Algorithm.SLIDING_WINDOW_LOG;
+			script.decide(acquires ? "a" : "c", (log && acquires) ? InstanceIdentity.nextToken() : "", call.request(),
+					call.key());
 		}
 		return execute(script).thenApply(reply -> {
 			List<List<Decision>> answers = script.decode(reply);

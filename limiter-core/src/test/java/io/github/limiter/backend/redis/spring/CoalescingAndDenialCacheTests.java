@@ -3,7 +3,9 @@ package io.github.limiter.backend.redis.spring;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -75,8 +77,51 @@ class CoalescingAndDenialCacheTests {
 				assertThat(decision.retryAfter()).as("call %d", i).isBetween(Duration.ofSeconds(35), Duration.ofSeconds(36));
 			}
 		}
-		// The first call goes alone; the 255 submitted while its answer was held back follow in one batch.
-		assertThat(redis.calls.get()).isEqualTo(2);
+		// The first calls go alone, one per script call the lane keeps in flight; the rest, submitted while their
+		// answers were held back, follow in one batch.
+		assertThat(redis.calls.get()).isEqualTo(RedisScriptBackend.MAX_IN_FLIGHT + 1);
+	}
+
+	@Test
+	void decisionsInFlightTogetherOnManyKeysShareScriptCallsAndEachGetsItsOwnExactAnswer() {
+		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
+		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix())
+			.denialCacheSize(0).build());
+		Limit bucket = TokenBucket.of("user", 2, Duration.ofHours(1));
+		Limit window = FixedWindow.of("ip", 3, Duration.ofHours(1));
+
+		// 200 users, 3 calls each on their bucket of 2, interleaved with 100 calls on the windows of 25 addresses.
+		List<CompletableFuture<Decision>> users = new ArrayList<>();
+		List<CompletableFuture<Decision>> addresses = new ArrayList<>();
+		List<String> addressKeys = new ArrayList<>();
+		redis.gate = new CompletableFuture<>();
+		for (int round = 0; round < 3; round++) {
+			for (int user = 0; user < 200; user++) {
+				users.add(limiter.acquireAsync(List.of(LimitRequest.of(bucket, "user-" + user)), Duration.ZERO)
+					.toCompletableFuture());
+				if (user % 6 == 0) {
+					addressKeys.add("ip-" + (user % 25));
+					addresses.add(limiter.acquireAsync(List.of(LimitRequest.of(window, "ip-" + (user % 25))),
+							Duration.ZERO).toCompletableFuture());
+				}
+			}
+		}
+		redis.gate.complete(null);
+
+		for (int i = 0; i < users.size(); i++) {
+			Decision decision = users.get(i).join();
+			int round = i / 200;
+			assertThat(decision.allowed()).as("call %d of user %d", round + 1, i % 200).isEqualTo(round < 2);
+			assertThat(decision.remaining()).as("call %d of user %d", round + 1, i % 200).isEqualTo(Math.max(0, 1 - round));
+		}
+		// Each address admits its first 3 calls in arrival order, whatever the batches they came in.
+		Map<String, Integer> callsPerAddress = new HashMap<>();
+		for (int i = 0; i < addresses.size(); i++) {
+			int call = callsPerAddress.merge(addressKeys.get(i), 1, Integer::sum);
+			assertThat(addresses.get(i).join().allowed()).as("call %d on %s", call, addressKeys.get(i)).isEqualTo(call <= 3);
+		}
+		// 702 calls, two script calls in flight: the first go alone, the rest in batches of at most 256.
+		assertThat(redis.calls.get()).isLessThanOrEqualTo(RedisScriptBackend.MAX_IN_FLIGHT + 3);
 	}
 
 	@Test
@@ -224,7 +269,8 @@ class CoalescingAndDenialCacheTests {
 			.isEqualTo(Decision.Origin.UNDECIDED));
 
 		stalled.completeExceptionally(new IllegalStateException("Redis came back too late"));
-		assertThat(sent.get()).as("only the first call was sent; the 19 queued behind it were given up").isEqualTo(1);
+		assertThat(sent.get()).as("only the first calls were sent, one per script call a lane keeps in flight; the ones "
+				+ "queued behind them were given up").isEqualTo(RedisScriptBackend.MAX_IN_FLIGHT);
 	}
 
 	@Test
@@ -240,7 +286,7 @@ class CoalescingAndDenialCacheTests {
 	}
 
 	@Test
-	void aKeyWhoseRedisDoesNotAnswerHoldsABoundedQueueAndFailsTheRestAtOnce() throws Exception {
+	void aConnectionWhoseRedisDoesNotAnswerHoldsABoundedQueueAndFailsTheRestAtOnce() throws Exception {
 		CompletableFuture<List<Object>> never = new CompletableFuture<>();
 		RedisScriptExecutor stalled = new RedisScriptExecutor() {
 			@Override
@@ -256,7 +302,8 @@ class CoalescingAndDenialCacheTests {
 		RedisScriptBackend backend = RedisScriptBackend.builder(stalled).build();
 		Limit limit = FixedWindow.of("stalled", 10, Duration.ofSeconds(1));
 		List<CompletableFuture<Decision>> waiting = new ArrayList<>();
-		for (int i = 0; i < 4097; i++) {
+		// Sent, one per script call a lane keeps in flight, then 4,096 waiting.
+		for (int i = 0; i < RedisScriptBackend.MAX_IN_FLIGHT + 4096; i++) {
 			waiting.add(backend.decideAsync(List.of(LimitRequest.of(limit, "k")), Operation.ACQUIRE).toCompletableFuture());
 		}
 		assertThat(waiting).allSatisfy(decision -> assertThat(decision).isNotDone());

@@ -8,34 +8,37 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.ToIntFunction;
 
 import io.github.limiter.Decision;
-import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.spi.BackendException;
 
 /**
- * Coalesces the decisions this JVM has in flight at once for one key and limit: normally one script call per key is
- * in flight; calls that arrive meanwhile wait in the key's lane and go together in the next call, which decides each of them in
- * arrival order ({@code batch.lua}). Every caller still gets its own exact decision; a hot key costs one round-trip
- * per batch instead of one per call, and a key nobody else is using goes straight out.
+ * Coalesces the decisions this JVM has in flight at once on one Redis connection: one lane per cluster slot (on a
+ * standalone Redis, one lane). A few script calls per lane are in flight; calls that arrive meanwhile wait in the lane
+ * and go together in the next script call, which decides each of them in arrival order, on whatever keys and limits
+ * ({@code decide.lua}). Every caller still gets its own exact decision; many callers cost one round trip and one
+ * script run per batch instead of one per call, and a call that finds nothing in flight goes straight out.
  *
  * <p>A lane holds at most {@code maxWaiting} calls: beyond that (Redis not answering, say), a call fails at once with
- * a {@link BackendException}, which the failure policy answers, so that a stalled key cannot pile up work to replay.
- * Calls whose future was completed by someone else (cancelled) while waiting are dropped, not sent.
+ * a {@link BackendException}, which the failure policy answers, so that a stalled connection cannot pile up work to
+ * replay. Calls whose future was completed by someone else (cancelled) while waiting are dropped, not sent.
  *
- * <p>Lanes take no lock: a call joins the lane's queue, and whoever turns the lane from idle to busy (a compare-and-set)
- * sends what the queue holds. An idle lane leaves the map; a caller that still reaches it is served by it all the
- * same, so two lanes of one key may briefly both have a call in flight, which costs a little coalescing, never
- * correctness (every script call is atomic and exact).
+ * <p>Lanes take no lock: a call joins the lane's queue, and whoever takes one of the lane's free slots (a
+ * compare-and-set) sends what the queue holds. An idle lane leaves the map; a caller that still reaches it is served
+ * by it all the same, so two lanes of one slot may briefly both have calls in flight, which costs a little coalescing,
+ * never correctness (every script call is atomic and exact).
  */
-final class KeyLanes {
+final class SlotLanes {
 
-	private final ConcurrentHashMap<LaneKey, Lane> lanes = new ConcurrentHashMap<>();
+	private final ConcurrentHashMap<Integer, Lane> lanes = new ConcurrentHashMap<>();
 
-	private final BiFunction<String, List<Call>, CompletionStage<List<Decision>>> sender;
+	private final Function<List<Call>, CompletionStage<List<Decision>>> sender;
+
+	private final ToIntFunction<String> slot;
 
 	private final int maxBatch;
 
@@ -45,14 +48,16 @@ final class KeyLanes {
 
 	/**
 	 * Creates lanes.
-	 * @param sender sends one batch of calls on one key and answers one decision per call, in order
+	 * @param sender sends one batch of calls, all on keys of one lane, and answers one decision per call, in order
+	 * @param slot the lane of a key: its cluster slot, or always the same number on a standalone Redis
 	 * @param maxBatch at most this many calls per script call
-	 * @param maxWaiting at most this many calls waiting per key
-	 * @param maxInFlight at most this many script calls in flight per key
+	 * @param maxWaiting at most this many calls waiting per lane
+	 * @param maxInFlight at most this many script calls in flight per lane
 	 */
-	KeyLanes(BiFunction<String, List<Call>, CompletionStage<List<Decision>>> sender, int maxBatch, int maxWaiting,
-			int maxInFlight) {
+	SlotLanes(Function<List<Call>, CompletionStage<List<Decision>>> sender, ToIntFunction<String> slot, int maxBatch,
+			int maxWaiting, int maxInFlight) {
 		this.sender = sender;
+		this.slot = slot;
 		this.maxBatch = maxBatch;
 		this.maxWaiting = maxWaiting;
 		this.maxInFlight = maxInFlight;
@@ -66,17 +71,16 @@ final class KeyLanes {
 	 * @return the decision
 	 */
 	CompletionStage<Decision> submit(String key, LimitRequest request, Operation operation) {
-		Call call = new Call(request, operation, new CompletableFuture<>());
-		// One lane per limit object too: a batch is decided with one limit's parameters.
-		LaneKey laneKey = new LaneKey(key, request.limit());
-		Lane lane = this.lanes.get(laneKey);
+		Call call = new Call(key, request, operation, new CompletableFuture<>());
+		Integer slot = this.slot.applyAsInt(key);
+		Lane lane = this.lanes.get(slot);
 		if (lane == null) {
-			lane = this.lanes.computeIfAbsent(laneKey, Lane::new);
+			lane = this.lanes.computeIfAbsent(slot, Lane::new);
 		}
 		if (lane.size.incrementAndGet() > this.maxWaiting) {
 			lane.size.decrementAndGet();
 			call.future.completeExceptionally(new BackendException(this.maxWaiting
-					+ " decisions are already waiting for Redis on key " + key, null));
+					+ " decisions are already waiting for Redis (cluster slot " + slot + ")", null));
 			return call.future;
 		}
 		lane.waiting.add(call);
@@ -107,7 +111,7 @@ final class KeyLanes {
 		}
 		if (lane.inFlight.get() == 0) {
 			// Idle: leave the map. A caller that still holds this lane is served by it all the same.
-			this.lanes.remove(lane.laneKey, lane);
+			this.lanes.remove(lane.slot, lane);
 		}
 	}
 
@@ -134,7 +138,7 @@ final class KeyLanes {
 	private void send(Lane lane, List<Call> batch) {
 		CompletableFuture<List<Decision>> reply;
 		try {
-			reply = this.sender.apply(lane.laneKey.key(), batch).toCompletableFuture();
+			reply = this.sender.apply(batch).toCompletableFuture();
 		}
 		catch (RuntimeException ex) {
 			reply = CompletableFuture.failedFuture(ex);
@@ -172,7 +176,7 @@ final class KeyLanes {
 	private static void answer(Lane lane, List<Call> sent, List<Decision> decisions, Throwable failure) {
 		if (failure == null && (decisions == null || decisions.size() != sent.size())) {
 			failure = new BackendException("the limiter script answered " + ((decisions != null) ? decisions.size() : 0)
-					+ " decisions for " + sent.size() + " calls on " + lane.laneKey.key(), null);
+					+ " decisions for " + sent.size() + " calls", null);
 		}
 		for (int i = 0; i < sent.size(); i++) {
 			if (failure != null) {
@@ -186,19 +190,17 @@ final class KeyLanes {
 
 	/**
 	 * One caller's decision.
+	 * @param key the Redis key
 	 * @param request the request
 	 * @param operation ACQUIRE, CHECK or SHADOW
 	 * @param future completed with the caller's decision
 	 */
-	record Call(LimitRequest request, Operation operation, CompletableFuture<Decision> future) {
-	}
-
-	private record LaneKey(String key, Limit limit) {
+	record Call(String key, LimitRequest request, Operation operation, CompletableFuture<Decision> future) {
 	}
 
 	private static final class Lane {
 
-		final LaneKey laneKey;
+		final Integer slot;
 
 		final ConcurrentLinkedQueue<Call> waiting = new ConcurrentLinkedQueue<>();
 
@@ -208,8 +210,8 @@ final class KeyLanes {
 		/** Batches of this lane in flight (or being taken). */
 		final AtomicInteger inFlight = new AtomicInteger();
 
-		Lane(LaneKey laneKey) {
-			this.laneKey = laneKey;
+		Lane(Integer slot) {
+			this.slot = slot;
 		}
 
 	}
