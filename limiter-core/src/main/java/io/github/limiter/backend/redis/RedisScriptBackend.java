@@ -44,8 +44,11 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 	/** At most this many decisions go in one coalesced script call. */
 	static final int MAX_BATCH = 256;
 
-	/** Script calls in flight per lane (docs/benchmarks.md). */
-	public static final int MAX_IN_FLIGHT = Integer.getInteger("limiter.lanes.in-flight", 2);
+	/**
+	 * Script calls in flight per lane. One gives the largest batches and the fewest Redis commands; two or four
+	 * (pipelining smaller batches) measured no better on the benchmark machine (docs/benchmarks.md).
+	 */
+	public static final int MAX_IN_FLIGHT = 1;
 
 	/** At most this many decisions wait for one lane. */
 	static final int MAX_WAITING = 4096;
