@@ -1,19 +1,23 @@
 package io.github.limiter.backend.redis.spring;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.limiter.backend.redis.LimiterScript;
 
 /**
- * Non-blocking {@code EVALSHA} on the native Lettuce connection behind a Spring Data connection. Loaded only when
- * Lettuce is on the classpath.
+ * Non-blocking {@code EVALSHA} on the native Lettuce connection: the factory's shared connection, used directly, or
+ * the one behind a Spring Data connection. Loaded only when Lettuce is on the classpath.
  */
 final class LettuceAsync {
 
@@ -21,30 +25,55 @@ final class LettuceAsync {
 	}
 
 	/**
-	 * Sends the script, reloading it on {@code NOSCRIPT}.
-	 * @return the reply, or {@code null} when the connection is not a Lettuce one
+	 * The native commands of the factory's shared connection, to use directly for as long as they are open, or
+	 * {@code null} when the factory is not Lettuce or does not share its connection.
 	 */
-	@SuppressWarnings("unchecked")
-	static CompletionStage<List<Object>> evalSha(RedisConnection connection, LimiterScript script, int numKeys,
-			byte[][] keysAndArgs) {
-		if (!(connection.getNativeConnection() instanceof RedisClusterAsyncCommands<?, ?> commands)) {
+	static Object sharedCommands(RedisConnectionFactory factory) {
+		if (!(factory instanceof LettuceConnectionFactory lettuce) || !lettuce.getShareNativeConnection()) {
 			return null;
 		}
+		try (RedisConnection connection = factory.getConnection()) {
+			Object commands = connection.getNativeConnection();
+			return (commands instanceof RedisAsyncCommands<?, ?> || commands instanceof RedisAdvancedClusterAsyncCommands<?, ?>)
+					? commands : null;
+		}
+	}
+
+	/**
+	 * Whether native commands returned by {@link #sharedCommands} can still be used: their connection is open (it
+	 * stays open while Lettuce reconnects; the factory closes it when it resets or stops).
+	 */
+	static boolean isOpen(Object commands) {
+		if (commands instanceof RedisAsyncCommands<?, ?> standalone) {
+			return standalone.getStatefulConnection().isOpen();
+		}
+		return ((RedisAdvancedClusterAsyncCommands<?, ?>) commands).getStatefulConnection().isOpen();
+	}
+
+	/**
+	 * The native commands behind a Spring Data connection.
+	 * @return the commands, or {@code null} when the connection is not a Lettuce one
+	 */
+	static Object commands(RedisConnection connection) {
+		Object commands = connection.getNativeConnection();
+		return (commands instanceof RedisClusterAsyncCommands<?, ?>) ? commands : null;
+	}
+
+	/**
+	 * Sends the script, reloading it on {@code NOSCRIPT}.
+	 * @param commands native commands, from {@link #sharedCommands} or {@link #commands}
+	 */
+	@SuppressWarnings("unchecked")
+	static CompletionStage<List<Object>> evalSha(Object commands, LimiterScript script, byte[][] keys, byte[][] args) {
 		RedisClusterAsyncCommands<byte[], byte[]> bytes = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
-		byte[][] keys = Arrays.copyOfRange(keysAndArgs, 0, numKeys);
-		byte[][] args = Arrays.copyOfRange(keysAndArgs, numKeys, keysAndArgs.length);
-		CompletionStage<List<Object>> reply = bytes.evalsha(script.sha(), ScriptOutputType.MULTI, keys, args);
-		return reply.handle((result, failure) -> {
-			if (failure == null) {
-				return java.util.concurrent.CompletableFuture.completedStage(result);
-			}
+		CompletableFuture<List<Object>> reply = bytes.<List<Object>>evalsha(script.sha(), ScriptOutputType.MULTI, keys, args)
+			.toCompletableFuture();
+		return reply.exceptionallyCompose(failure -> {
 			if (!LimiterScript.isNoScript(failure)) {
-				return java.util.concurrent.CompletableFuture.<List<Object>>failedStage(failure);
+				return CompletableFuture.failedStage(failure);
 			}
-			CompletionStage<List<Object>> retry = bytes.eval(script.source().getBytes(StandardCharsets.UTF_8),
-					ScriptOutputType.MULTI, keys, args);
-			return retry;
-		}).thenCompose(stage -> stage);
+			return bytes.eval(script.source().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI, keys, args);
+		});
 	}
 
 }

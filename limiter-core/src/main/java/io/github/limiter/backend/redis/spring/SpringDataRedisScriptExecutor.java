@@ -46,6 +46,12 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 	private final AtomicReference<CompletableFuture<Void>> connected = new AtomicReference<>();
 
 	/**
+	 * The native commands of the factory's shared Lettuce connection, used directly while open: no Spring Data
+	 * connection per call. {@code null} until looked up, or when the factory does not share its connection.
+	 */
+	private volatile Object shared;
+
+	/**
 	 * Creates an executor.
 	 * @param connectionFactory the connection factory
 	 * @param blockingExecutor where asynchronous decisions run when the client has no asynchronous API
@@ -110,15 +116,20 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 
 	@Override
 	public CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args) {
-		byte[][] keysAndArgs = encode(keys, args);
+		byte[][] encodedKeys = encode(keys);
+		byte[][] encodedArgs = encode(args);
 		if (!LETTUCE_PRESENT) {
-			return blocking(script, keys.size(), keysAndArgs);
+			return blocking(script, encodedKeys, encodedArgs);
+		}
+		Object commands = this.shared;
+		if (commands != null && LettuceAsync.isOpen(commands)) {
+			return LettuceAsync.evalSha(commands, script, encodedKeys, encodedArgs);
 		}
 		CompletableFuture<Void> ready = this.connected.get();
 		if (ready != null && ready.isDone() && !ready.isCompletedExceptionally()) {
-			return executeConnected(script, keys.size(), keysAndArgs);
+			return executeConnected(script, encodedKeys, encodedArgs);
 		}
-		return connect().thenCompose(done -> executeConnected(script, keys.size(), keysAndArgs));
+		return connect().thenCompose(done -> executeConnected(script, encodedKeys, encodedArgs));
 	}
 
 	/** Opens the first connection on a background thread, once at a time; a failed attempt is retried by the next call. */
@@ -143,11 +154,17 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 		}
 	}
 
-	private CompletionStage<List<Object>> executeConnected(LimiterScript script, int numKeys, byte[][] keysAndArgs) {
+	private CompletionStage<List<Object>> executeConnected(LimiterScript script, byte[][] keys, byte[][] args) {
+		Object commands = LettuceAsync.sharedCommands(this.connectionFactory);
+		if (commands != null) {
+			this.shared = commands;
+			return LettuceAsync.evalSha(commands, script, keys, args);
+		}
 		RedisConnection connection = this.connectionFactory.getConnection();
 		CompletionStage<List<Object>> reply;
 		try {
-			reply = LettuceAsync.evalSha(connection, script, numKeys, keysAndArgs);
+			commands = LettuceAsync.commands(connection);
+			reply = (commands != null) ? LettuceAsync.evalSha(commands, script, keys, args) : null;
 		}
 		catch (RuntimeException ex) {
 			connection.close();
@@ -157,38 +174,37 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 			return reply.whenComplete((result, failure) -> connection.close());
 		}
 		connection.close();
-		return blocking(script, numKeys, keysAndArgs);
+		return blocking(script, keys, args);
 	}
 
-	private CompletionStage<List<Object>> blocking(LimiterScript script, int numKeys, byte[][] keysAndArgs) {
-		return CompletableFuture.supplyAsync(() -> executeBlocking(script, numKeys, keysAndArgs), this.blockingExecutor);
+	private CompletionStage<List<Object>> blocking(LimiterScript script, byte[][] keys, byte[][] args) {
+		return CompletableFuture.supplyAsync(() -> executeBlocking(script, keys, args), this.blockingExecutor);
 	}
 
-	private List<Object> executeBlocking(LimiterScript script, int numKeys, byte[][] keysAndArgs) {
+	private List<Object> executeBlocking(LimiterScript script, byte[][] keys, byte[][] args) {
+		byte[][] keysAndArgs = new byte[keys.length + args.length][];
+		System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
+		System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			try {
-				return connection.scriptingCommands().evalSha(script.sha(), ReturnType.MULTI, numKeys, keysAndArgs);
+				return connection.scriptingCommands().evalSha(script.sha(), ReturnType.MULTI, keys.length, keysAndArgs);
 			}
 			catch (RuntimeException ex) {
 				if (!LimiterScript.isNoScript(ex)) {
 					throw ex;
 				}
 				return connection.scriptingCommands().eval(script.source().getBytes(StandardCharsets.UTF_8),
-						ReturnType.MULTI, numKeys, keysAndArgs);
+						ReturnType.MULTI, keys.length, keysAndArgs);
 			}
 		}
 	}
 
-	private static byte[][] encode(List<String> keys, List<String> args) {
-		byte[][] keysAndArgs = new byte[keys.size() + args.size()][];
-		int i = 0;
-		for (String key : keys) {
-			keysAndArgs[i++] = key.getBytes(StandardCharsets.UTF_8);
+	private static byte[][] encode(List<String> strings) {
+		byte[][] encoded = new byte[strings.size()][];
+		for (int i = 0; i < encoded.length; i++) {
+			encoded[i] = strings.get(i).getBytes(StandardCharsets.UTF_8);
 		}
-		for (String arg : args) {
-			keysAndArgs[i++] = arg.getBytes(StandardCharsets.UTF_8);
-		}
-		return keysAndArgs;
+		return encoded;
 	}
 
 	private static boolean isPresent(String className) {
