@@ -40,16 +40,22 @@ final class RedisStats implements AutoCloseable {
 
 	Snapshot snapshot() {
 		long commands = 0;
+		long scriptMicros = 0;
 		for (String line : this.redis.info("commandstats").split("\r?\n")) {
 			// cmdstat_evalsha:calls=123,usec=...
 			if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
 				int calls = line.indexOf("calls=");
 				commands += Long.parseLong(line.substring(calls + 6, line.indexOf(',', calls)));
+				if (line.startsWith("cmdstat_eval")) {
+					// The time of script calls, the commands they run included.
+					int usec = line.indexOf("usec=");
+					scriptMicros += Long.parseLong(line.substring(usec + 5, line.indexOf(',', usec)));
+				}
 			}
 		}
 		String cpu = this.redis.info("cpu");
 		double seconds = Double.parseDouble(field(cpu, "used_cpu_sys")) + Double.parseDouble(field(cpu, "used_cpu_user"));
-		return new Snapshot(commands, (long) (seconds * 1e6));
+		return new Snapshot(commands, (long) (seconds * 1e6), scriptMicros);
 	}
 
 	/** The sum of {@code MEMORY USAGE} over every key in Redis. */
@@ -88,8 +94,9 @@ final class RedisStats implements AutoCloseable {
 	 * Counters at one instant.
 	 * @param commands commands executed since the statistics were reset
 	 * @param cpuMicros CPU time of the Redis process
+	 * @param scriptMicros time Redis spent running {@code EVAL} and {@code EVALSHA}, by its command statistics
 	 */
-	record Snapshot(long commands, long cpuMicros) {
+	record Snapshot(long commands, long cpuMicros, long scriptMicros) {
 	}
 
 }

@@ -416,8 +416,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 		}
 
 		/**
-		 * Whether decisions in flight at once on one key are sent together in one script call ({@code true} by
-		 * default).
+		 * Whether decisions in flight at once on one connection (one cluster slot), on any keys, are sent together
+		 * in one script call ({@code true} by default).
 		 * @param coalesce {@code false} to send every decision by itself
 		 * @return this builder
 		 */

@@ -580,8 +580,8 @@ public class RateLimiterProperties {
 	public static class Redis {
 
 		/**
-		 * Whether decisions on one key that are in flight at once in this JVM are decided together by one script
-		 * call (each still exactly, in arrival order).
+		 * Whether decisions in flight at once in this JVM on one connection (one cluster slot), on any keys, are
+		 * decided together by one script call (each still exactly, in arrival order).
 		 */
 		private boolean coalesce = true;
 
