@@ -66,22 +66,26 @@ local n = 1
 local k = 0
 local last = #ARGV
 
+local function answer(o)
+  reply[n + 1] = o[1] and 1 or 0
+  reply[n + 2] = math.max(0, o[2])
+  reply[n + 3] = o[3]
+  reply[n + 4] = o[4]
+  reply[n + 5] = o[5]
+  n = n + 5
+end
+
 while i <= last do
   local op, token, count = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   if count == '1' and (op == 'a' or op == 'c') then
     local l = (ARGV[i + 3] == '1') and limits[1] or limit(ARGV[i + 3])
-    local c = (ARGV[i + 4] == '1') and 1 or tonumber(ARGV[i + 4])
+    local c = cost(ARGV[i + 4])
     local key, code, algorithm, p = KEYS[k + 1], l[1], l[2], l[3]
     local o = algorithm.evaluate(key, code, p, now, c)
     if o[1] and op == 'a' then
       algorithm.commit(key, code, p, now, c, o, token)
     end
-    reply[n + 1] = o[1] and 1 or 0
-    reply[n + 2] = math.max(0, o[2])
-    reply[n + 3] = o[3]
-    reply[n + 4] = o[4]
-    reply[n + 5] = o[5]
-    n = n + 5
+    answer(o)
     k = k + 1
     i = i + 5
   else
@@ -140,13 +144,7 @@ while i <= last do
       return redis.error_reply('limiter: unknown operation ' .. tostring(op))
     end
     for j = 1, count do
-      local o = outcomes[j]
-      reply[n + 1] = o[1] and 1 or 0
-      reply[n + 2] = math.max(0, o[2])
-      reply[n + 3] = o[3]
-      reply[n + 4] = o[4]
-      reply[n + 5] = o[5]
-      n = n + 5
+      answer(outcomes[j])
     end
   end
 end
