@@ -174,7 +174,8 @@ final class ScriptCall {
 			expected += 5 * decision.limits.length;
 		}
 		if (reply == null || reply.size() != expected) {
-			throw new BackendException("unexpected reply from the limiter script over " + this.keys + ": " + reply, null);
+			throw new BackendException("unexpected reply from the " + this + ": "
+					+ ((reply != null) ? reply.size() + " values where " + expected + " were due" : "none"), null);
 		}
 		long now = number(reply.get(0));
 		List<List<Decision>> answers = new ArrayList<>(this.decisions.size());
@@ -200,9 +201,13 @@ final class ScriptCall {
 		return answers;
 	}
 
+	/** Names at most three keys: a batch's message must stay one readable line in a log. */
 	@Override
 	public String toString() {
-		return "script over " + this.keys;
+		if (this.keys.size() <= 3) {
+			return "script over " + this.keys;
+		}
+		return "script over " + this.keys.size() + " keys " + this.keys.subList(0, 3).toString().replace("]", ", ...]");
 	}
 
 	private static boolean acquires(String operation) {

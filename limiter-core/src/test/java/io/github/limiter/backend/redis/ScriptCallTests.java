@@ -15,9 +15,11 @@ import io.github.limiter.algorithm.FixedWindow;
 import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.backend.redis.spring.SpringDataRedisScriptExecutor;
+import io.github.limiter.spi.BackendException;
 import io.github.limiter.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The one script protocol: a call carries rules (a key with its limit) and decisions over them, and each decision is
@@ -108,6 +110,17 @@ class ScriptCallTests {
 			.containsExactly("t7", null);
 		assertThat(inOneCall.get(6).get(1).remaining()).isEqualTo(1);
 		assertThat(inOneCall.get(10).get(0).remaining()).as("after the reset, a full bucket").isEqualTo(1);
+	}
+
+	@Test
+	void aBatchNamesAtMostThreeOfItsKeysSoThatItsErrorsStayOneReadableLine() {
+		ScriptCall call = new ScriptCall("", 0);
+		for (int i = 0; i < 256; i++) {
+			call.decide("a", "", LimitRequest.of(BUCKET, "user-" + i), "k" + i);
+		}
+		assertThat(call).hasToString("script over 256 keys [k0, k1, k2, ...]");
+		assertThatThrownBy(() -> call.decode(List.of(1L))).isInstanceOf(BackendException.class)
+			.hasMessage("unexpected reply from the script over 256 keys [k0, k1, k2, ...]: 1 values where 1281 were due");
 	}
 
 	private static List<Boolean> allowed(List<List<Decision>> decisions) {

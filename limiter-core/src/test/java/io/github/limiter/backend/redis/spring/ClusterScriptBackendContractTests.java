@@ -1,15 +1,20 @@
 package io.github.limiter.backend.redis.spring;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
+import io.github.limiter.Decision;
 import io.github.limiter.LimitRequest;
+import io.github.limiter.RateLimiter;
 import io.github.limiter.TimeSource;
 import io.github.limiter.algorithm.FixedWindow;
 import io.github.limiter.backend.BackendContractTests;
@@ -57,6 +62,26 @@ class ClusterScriptBackendContractTests extends BackendContractTests {
 			assertThat(this.limiter.acquire(limit, "user-" + i).allowed()).isTrue();
 		}
 		assertThat(thirds).containsExactlyInAnyOrder(0, 1, 2);
+	}
+
+	@Test
+	void callsInFlightAtOnceOnKeysOfManySlotsAreBatchedPerSlotAndEachDecidedExactly() {
+		// No test clock: the calls go through the lanes as in production.
+		RateLimiter limiter = RateLimiter.of(SpringDataRedisScriptExecutor.backend(connectionFactory)
+			.keyPrefix(TestRedis.uniquePrefix())
+			.build());
+		FixedWindow limit = FixedWindow.of("slots", 2, Duration.ofMinutes(1));
+		List<CompletableFuture<Decision>> decisions = new ArrayList<>();
+		for (int round = 0; round < 3; round++) {
+			for (int user = 0; user < 300; user++) {
+				decisions.add(limiter.acquireAsync(List.of(LimitRequest.of(limit, "user-" + user)), Duration.ZERO)
+					.toCompletableFuture());
+			}
+		}
+		for (int i = 0; i < decisions.size(); i++) {
+			assertThat(decisions.get(i).join().allowed()).as("call %d of user-%d", i / 300 + 1, i % 300)
+				.isEqualTo(i < 600);
+		}
 	}
 
 }
