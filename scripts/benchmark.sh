@@ -3,6 +3,7 @@
 #   scripts/benchmark.sh redis [harness options]   the Redis load harness (about 15 minutes)
 #   scripts/benchmark.sh local                     JMH: local decisions next to Guava, Bucket4j, Resilience4j
 #   scripts/benchmark.sh annotation                JMH: what @RateLimit adds to a call
+#   scripts/benchmark.sh client                    JMH: the Redis backend's own cost in the JVM, Redis left out
 #   scripts/benchmark.sh smoke                     all of them for a few seconds each (CI: the harness cannot rot)
 # Harness options: --callers=1,8,64 --workloads=hot,keys,flood --only=<name>,... --warmup=2 --measure=5
 set -euo pipefail
@@ -11,8 +12,8 @@ cd "$(dirname "$0")/.."
 mode="${1:-}"
 [ $# -gt 0 ] && shift
 case "$mode" in
-	redis|local|annotation|smoke) ;;
-	*) echo "usage: $0 redis|local|annotation|smoke [options]" >&2; exit 2 ;;
+	redis|local|annotation|client|smoke) ;;
+	*) echo "usage: $0 redis|local|annotation|client|smoke [options]" >&2; exit 2 ;;
 esac
 
 ./mvnw -q -Pbenchmarks -pl limiter-benchmarks -am install -DskipTests
@@ -34,8 +35,11 @@ case "$mode" in
 	annotation)
 		jmh AnnotationOverheadBenchmark -f 1 -wi 3 -i 5 -w 1s -r 1s -t 1 "$@"
 		;;
+	client)
+		jmh ClientPathBenchmark -f 1 -wi 3 -i 5 -w 1s -r 1s -t 1 -prof gc "$@"
+		;;
 	smoke)
 		java -cp "$cp" io.github.limiter.benchmarks.redis.RedisLoadHarness --smoke --out=limiter-benchmarks/target/redis-load-smoke.md "$@"
-		jmh "LocalDecisionBenchmark|AnnotationOverheadBenchmark" -f 1 -wi 0 -i 1 -r 200ms -t 1
+		jmh "LocalDecisionBenchmark|AnnotationOverheadBenchmark|ClientPathBenchmark" -f 1 -wi 0 -i 1 -r 200ms -t 1
 		;;
 esac
