@@ -78,8 +78,7 @@ end
 while i <= last do
   local op, token, count = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   if count == '1' and (op == 'a' or op == 'c') then
-    local l = (ARGV[i + 3] == '1') and limits[1] or limit(ARGV[i + 3])
-    local c = cost(ARGV[i + 4])
+    local l, c = limit(ARGV[i + 3]), cost(ARGV[i + 4])
     local key, code, algorithm, p = KEYS[k + 1], l[1], l[2], l[3]
     local o = algorithm.evaluate(key, code, p, now, c)
     if o[1] and op == 'a' then
@@ -91,22 +90,22 @@ while i <= last do
   else
     count = tonumber(count)
     local kind = string.sub(op, 1, 1)
-    local keys, rules, costs, outcomes = {}, {}, {}, {}
+    local keys, used, costs, outcomes = {}, {}, {}, {}
     for j = 1, count do
-      keys[j], rules[j], costs[j] = KEYS[k + j], limit(ARGV[i + 1 + 2 * j]), cost(ARGV[i + 2 + 2 * j])
+      keys[j], used[j], costs[j] = KEYS[k + j], limit(ARGV[i + 1 + 2 * j]), cost(ARGV[i + 2 + 2 * j])
     end
     k = k + count
     i = i + 3 + 2 * count
     if kind == 'a' or kind == 'c' then
       local all = true
       for j = 1, count do
-        local l = rules[j]
+        local l = used[j]
         outcomes[j] = l[2].evaluate(keys[j], l[1], l[3], now, costs[j])
         all = all and outcomes[j][1]
       end
       if kind == 'a' then
         for j = 1, count do
-          local l = rules[j]
+          local l = used[j]
           if all then
             l[2].commit(keys[j], l[1], l[3], now, costs[j], outcomes[j], token)
           elseif outcomes[j][1] then
@@ -117,7 +116,7 @@ while i <= last do
       end
     elseif kind == 'r' then
       for j = 1, count do
-        local key, code, algorithm, p, c = keys[j], rules[j][1], rules[j][2], rules[j][3], costs[j]
+        local key, code, algorithm, p, c = keys[j], used[j][1], used[j][2], used[j][3], costs[j]
         local before = algorithm.evaluate(key, code, p, now, c)
         algorithm.record(key, code, p, now, c, token)
         local state = algorithm.evaluate(key, code, p, now, 0)
@@ -135,7 +134,7 @@ while i <= last do
           kv_del(keys[j])
           redis.call('DEL', keys[j])
         else
-          local l = rules[j]
+          local l = used[j]
           l[2].refund(keys[j], l[1], l[3], now, costs[j], token, charged)
         end
         outcomes[j] = {true, 0, 0, 0, 0}

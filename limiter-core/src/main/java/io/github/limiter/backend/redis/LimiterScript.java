@@ -66,14 +66,6 @@ public final class LimiterScript {
 	}
 
 	/**
-	 * Whether this script decides (rather than counting instances).
-	 * @return {@code true} for the scripts of {@link #deciding(Set)}
-	 */
-	public boolean decides() {
-		return this != INSTANCES;
-	}
-
-	/**
 	 * The script that announces an instance and counts the instances alive ({@code instances.lua}).
 	 * @return the script
 	 */

@@ -67,14 +67,7 @@ final class ScriptCall {
 	 * @param key its Redis key
 	 */
 	void decide(String operation, String token, LimitRequest request, String key) {
-		int limit = limit(request.limit());
-		this.keys.add(key);
-		this.decisionArguments.add(operation);
-		this.decisionArguments.add(token);
-		this.decisionArguments.add("1");
-		this.decisionArguments.add(number(limit + 1));
-		this.decisionArguments.add(number(request.cost()));
-		this.decisions.add(new Entry(new int[] { limit }, acquires(operation), token));
+		decide(operation, token, List.of(request), List.of(key));
 	}
 
 	/**
