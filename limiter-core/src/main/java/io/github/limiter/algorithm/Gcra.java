@@ -15,6 +15,16 @@ package io.github.limiter.algorithm;
  * algorithm computes is at most {@code C·T} ticks, which must stay within 2<sup>53</sup>, the integers that the
  * doubles of Redis Lua hold exactly; a bucket beyond that is refused when it is built. Script: {@code gcra.lua}, with
  * the same integers in the same order.
+ *
+ * <p><b>Warm-up</b> (a token bucket's, after Guava's {@code SmoothWarmingUp}). A warming bucket also stores its
+ * idleness: time during which its arrival time lay in the past, in ticks, up to the warm-up period {@code W} (a new
+ * key is as cold as can be). A permit taken from that store above its middle costs more time than the stable
+ * interval: {@code T·(1 + 4x/W)} for {@code x} ticks stored above {@code W/2}, up to {@code 3T} when fully cold, so a
+ * cold bucket admits a third of its rate and its burst, and reaches its full rate after taking {@code W} of time
+ * under saturated demand. A call is admitted by the stable test ({@code ahead + c·T ≤ C·T}) and then pushes the
+ * arrival time by its full cost: with a capacity of 1, exactly Guava's {@code RateLimiter.create(rate, warmup)}. The
+ * surcharge is the only value not held in integers: computed in doubles, with the same operations in the same order
+ * in Java and Lua, it is the same to the bit on every backend, then rounded up to whole ticks.
  */
 final class Gcra {
 
@@ -32,11 +42,19 @@ final class Gcra {
 	/** Ticks of a full bucket: capacity × interval. */
 	private final long tolerance;
 
-	private Gcra(long interval, long q, long capacity) {
+	/** Warm-up period in ticks, 0 for none. */
+	private final long warmup;
+
+	/** Farthest the arrival time may lie ahead: a full bucket, or three for a warming one (cold permits). */
+	private final long ceiling;
+
+	private Gcra(long interval, long q, long capacity, long warmup) {
 		this.interval = interval;
 		this.q = q;
 		this.capacity = capacity;
 		this.tolerance = capacity * interval;
+		this.warmup = warmup;
+		this.ceiling = (warmup > 0) ? 3 * this.tolerance : this.tolerance;
 	}
 
 	static Gcra of(long periodMicros, long permits, long capacity) {
@@ -57,7 +75,20 @@ final class Gcra {
 					+ " us, above 2^53; use a smaller capacity, or a rate whose permits divide the period in whole"
 					+ " microseconds more evenly");
 		}
-		return new Gcra(interval, q, capacity);
+		return new Gcra(interval, q, capacity, 0);
+	}
+
+	/**
+	 * The same bucket warming up over the given period.
+	 * @param warmupMicros the warm-up period, positive
+	 * @return a warming bucket
+	 */
+	Gcra warmingUp(long warmupMicros) {
+		if (warmupMicros > MAX_TICKS / this.q || this.capacity > MAX_TICKS / 3 / this.interval) {
+			throw new IllegalArgumentException("warm-up of " + warmupMicros + "us with capacity " + this.capacity
+					+ " cannot be held exactly: it takes more than 2^53 steps of 1/" + this.q + " us");
+		}
+		return new Gcra(this.interval, this.q, this.capacity, warmupMicros * this.q);
 	}
 
 	private static long gcd(long a, long b) {
@@ -84,8 +115,82 @@ final class Gcra {
 		return ceilDiv(this.tolerance, this.q);
 	}
 
+	/** Longest time a state must be kept: until its arrival time, and for a warming bucket until it is cold. */
+	long retentionMicros() {
+		if (this.warmup == 0) {
+			return toleranceMicros();
+		}
+		return ceilDiv(this.ceiling, this.q) + this.warmup / this.q + 1;
+	}
+
+	/** Warm-up period in ticks, 0 for none. */
+	long warmupTicks() {
+		return this.warmup;
+	}
+
 	Outcome<GcraState> evaluate(GcraState tat, long now, long cost) {
+		if (this.warmup > 0) {
+			return evaluateWarming(tat, now, cost);
+		}
 		return evaluate(tat, now, cost, this.capacity, -1);
+	}
+
+	private Outcome<GcraState> evaluateWarming(GcraState state, long now, long cost) {
+		long ahead = ahead(state, now);
+		long stored = stored(state, now, ahead);
+		long wait = ahead + cost * this.interval;
+		if (wait > this.tolerance) {
+			long retryAfter = Math.max(1, ceilDiv(wait - this.tolerance, this.q));
+			return new Outcome<>(false, remainingWarming(ahead, stored), retryAfter, ceilDiv(ahead, this.q), 0, state);
+		}
+		long spent = Math.min(cost * this.interval, stored);
+		long aheadAfter = wait + surcharge(stored, spent);
+		long storedAfter = stored - spent;
+		return new Outcome<>(true, remainingWarming(aheadAfter, storedAfter), 0, ceilDiv(aheadAfter, this.q), 0,
+				at(now, aheadAfter, storedAfter));
+	}
+
+	/** Stored idleness now: a new key is cold; idle time accrues while the arrival time lies in the past. */
+	private long stored(GcraState state, long now, long ahead) {
+		if (state == null) {
+			return this.warmup;
+		}
+		if (ahead > 0 || state.micros() >= now) {
+			return Math.min(this.warmup, state.stored());
+		}
+		if (now - state.micros() > this.warmup / this.q + 1) {
+			return this.warmup;
+		}
+		return Math.min(this.warmup, state.stored() + (now - state.micros()) * this.q - state.ticks());
+	}
+
+	/**
+	 * Time, beyond the stable interval, that taking {@code spent} ticks of stored idleness costs: the area between
+	 * the stable interval and the line rising from {@code T} at {@code W/2} to {@code 3T} at {@code W}, over the part
+	 * of {@code [stored − spent, stored]} above {@code W/2}. Doubles, in the order of {@code gcra.lua}.
+	 */
+	private long surcharge(long stored, long spent) {
+		double above = stored - this.warmup / 2.0;
+		if (above <= 0 || spent == 0) {
+			return 0;
+		}
+		double taken = Math.min(above, spent);
+		return (long) Math.ceil(2 * taken * (2 * above - taken) / this.warmup);
+	}
+
+	/**
+	 * Calls of one permit still admitted now: the stable test admits while the arrival time is at most
+	 * {@code (C − 1)·T} ahead, and each such call costs at most the present price of a permit, since the price falls
+	 * as the store empties. A lower bound while cold, exact once warm.
+	 */
+	private long remainingWarming(long ahead, long stored) {
+		long room = this.tolerance - this.interval - ahead;
+		if (room < 0) {
+			return 0;
+		}
+		double above = Math.max(0, stored - this.warmup / 2.0);
+		double price = this.interval + 4 * this.interval * above / this.warmup;
+		return Math.min(this.capacity, (long) Math.floor(room / price) + 1);
 	}
 
 	/**
@@ -114,31 +219,42 @@ final class Gcra {
 		long retryAfter = allowed ? 0 : Math.max(1, ceilDiv(wait - limit, this.q));
 		long resetAfter = ceilDiv(aheadAfter, this.q);
 		long delay = (allowed && ahead > free) ? ceilDiv(ahead - free, this.q) : 0;
-		return new Outcome<>(allowed, remaining, retryAfter, resetAfter, delay, allowed ? at(now, aheadAfter) : tat);
+		return new Outcome<>(allowed, remaining, retryAfter, resetAfter, delay, allowed ? at(now, aheadAfter, 0) : tat);
 	}
 
 	GcraState record(GcraState tat, long now, long cost) {
-		return at(now, Math.min(ahead(tat, now) + cost * this.interval, this.tolerance));
+		long ahead = ahead(tat, now);
+		if (this.warmup == 0) {
+			return at(now, Math.min(ahead + cost * this.interval, this.tolerance), 0);
+		}
+		long stored = stored(tat, now, ahead);
+		long spent = Math.min(cost * this.interval, stored);
+		long charged = ahead + cost * this.interval + surcharge(stored, spent);
+		return at(now, Math.max(ahead, Math.min(charged, this.tolerance)), stored - spent);
 	}
 
 	long expiresAtMicros(GcraState tat) {
-		return tat.micros() + ((tat.ticks() > 0) ? 1 : 0);
+		long arrival = tat.micros() + ((tat.ticks() > 0) ? 1 : 0);
+		return (this.warmup == 0) ? arrival : arrival + ceilDiv(this.warmup - Math.min(this.warmup, tat.stored()), this.q);
 	}
 
-	/** Ticks from now to the theoretical arrival time, never more than a full bucket (a clock that went back). */
+	/**
+	 * Ticks from now to the theoretical arrival time, never more than the ceiling: a full bucket, three for a warming
+	 * one (a clock that went back).
+	 */
 	private long ahead(GcraState tat, long now) {
 		if (tat == null || tat.micros() < now) {
 			return 0;
 		}
 		long micros = tat.micros() - now;
-		if (micros > this.tolerance / this.q + 1) {
-			return this.tolerance;
+		if (micros > this.ceiling / this.q + 1) {
+			return this.ceiling;
 		}
-		return Math.min(this.tolerance, micros * this.q + tat.ticks());
+		return Math.min(this.ceiling, micros * this.q + tat.ticks());
 	}
 
-	private GcraState at(long now, long ahead) {
-		return new GcraState(now + ahead / this.q, ahead % this.q);
+	private GcraState at(long now, long ahead, long stored) {
+		return new GcraState(now + ahead / this.q, ahead % this.q, stored);
 	}
 
 	private static long ceilDiv(long ticks, long q) {

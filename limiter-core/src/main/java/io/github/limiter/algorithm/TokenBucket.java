@@ -1,6 +1,7 @@
 package io.github.limiter.algorithm;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -11,6 +12,13 @@ import java.util.List;
  * <p>The refill is continuous, not stepwise: with 10 tokens per second, one token is back 100 ms after it was taken,
  * and rates of many tokens per millisecond are exact. Implemented as {@link Gcra GCRA}, in exact integer arithmetic at
  * any accepted rate: one value of state (about 80 bytes in Redis). Script: {@code gcra.lua}.
+ *
+ * <p><b>Warm-up.</b> A bucket built with a {@link Builder#warmup(Duration) warm-up} starts cold, as Guava's
+ * {@code RateLimiter.create(rate, warmup)} does: after being idle (and when new) it admits a third of its rate and a
+ * third of its burst, and reaches its full rate over the warm-up period of steady demand, so that a cold service is
+ * not hit by the full burst. It keeps its idleness in the same key, which lives until the bucket is cold again
+ * (up to the warm-up period longer). With a capacity of 1 it admits what Guava's warming limiter admits on the same
+ * arrivals. See {@link Gcra} for the arithmetic.
  */
 public final class TokenBucket extends AbstractLimit<GcraState> {
 
@@ -22,14 +30,20 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 
 	private final Duration refillPeriod;
 
+	/** The warm-up period, {@link Duration#ZERO} for none. */
+	private final Duration warmup;
+
 	private final Gcra gcra;
 
-	private TokenBucket(String name, long capacity, long refillTokens, Duration refillPeriod, Scope scope) {
+	private TokenBucket(String name, long capacity, long refillTokens, Duration refillPeriod, Duration warmup,
+			Scope scope) {
 		super(name, scope);
 		this.capacity = positive("capacity", capacity);
 		this.refillTokens = positive("refill tokens", refillTokens);
 		this.refillPeriod = refillPeriod;
-		this.gcra = Gcra.of(micros("refill period", refillPeriod), refillTokens, capacity);
+		Gcra gcra = Gcra.of(micros("refill period", refillPeriod), refillTokens, capacity);
+		this.warmup = (warmup != null) ? warmup : Duration.ZERO;
+		this.gcra = this.warmup.isZero() ? gcra : gcra.warmingUp(micros("warm-up", this.warmup));
 	}
 
 	/**
@@ -41,7 +55,7 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	 * @return the limit
 	 */
 	public static TokenBucket of(String name, long capacity, long refillTokens, Duration refillPeriod) {
-		return new TokenBucket(name, capacity, refillTokens, refillPeriod, Scope.SHARED);
+		return new TokenBucket(name, capacity, refillTokens, refillPeriod, null, Scope.SHARED);
 	}
 
 	/**
@@ -71,14 +85,23 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	 * @return a new limit
 	 */
 	public TokenBucket withScope(Scope scope) {
-		return new TokenBucket(name(), this.capacity, this.refillTokens, this.refillPeriod, scope);
+		return new TokenBucket(name(), this.capacity, this.refillTokens, this.refillPeriod, this.warmup, scope);
+	}
+
+	/**
+	 * The same limit, warming up over the given period after being idle ({@link Duration#ZERO} for none).
+	 * @param warmup the warm-up period
+	 * @return a new limit
+	 */
+	public TokenBucket withWarmup(Duration warmup) {
+		return new TokenBucket(name(), this.capacity, this.refillTokens, this.refillPeriod, warmup, scope());
 	}
 
 	@Override
 	public TokenBucket dividedBy(int instances) {
 		// The same tokens over a period n times longer: exactly 1/n of the rate.
 		return new TokenBucket(name(), share(this.capacity, instances), this.refillTokens,
-				this.refillPeriod.multipliedBy(instances), scope());
+				this.refillPeriod.multipliedBy(instances), this.warmup, scope());
 	}
 
 	@Override
@@ -107,14 +130,22 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 		return this.refillPeriod;
 	}
 
+	/**
+	 * The period over which a cold bucket reaches its full rate, {@link Duration#ZERO} for a bucket without warm-up.
+	 * @return the warm-up period
+	 */
+	public Duration warmup() {
+		return this.warmup;
+	}
+
 	@Override
 	public Duration window() {
-		return retention();
+		return Duration.ofNanos(this.gcra.toleranceMicros() * 1000);
 	}
 
 	@Override
 	public Duration retention() {
-		return Duration.ofNanos(this.gcra.toleranceMicros() * 1000);
+		return Duration.ofNanos(this.gcra.retentionMicros() * 1000);
 	}
 
 	@Override
@@ -136,21 +167,26 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	public List<String> scriptParameters(long clientNowMicros) {
 		if (this.parameters == null) {
 			// Built once: the hot path of every Redis decision reads it.
-			this.parameters = List.of(algorithm().code(), Long.toString(this.capacity), Long.toString(this.gcra.interval()),
-					Long.toString(this.capacity), "-1",
-					Long.toString(this.gcra.ticksPerMicro()));
+			List<String> parameters = new ArrayList<>(List.of(algorithm().code(), Long.toString(this.capacity),
+					Long.toString(this.gcra.interval()), Long.toString(this.capacity), "-1",
+					Long.toString(this.gcra.ticksPerMicro())));
+			if (this.gcra.warmupTicks() > 0) {
+				parameters.add(Long.toString(this.gcra.warmupTicks()));
+			}
+			this.parameters = List.copyOf(parameters);
 		}
 		return this.parameters;
 	}
 
 	@Override
 	List<Object> definition() {
-		return List.of(this.capacity, this.refillTokens, this.refillPeriod);
+		return List.of(this.capacity, this.refillTokens, this.refillPeriod, this.warmup);
 	}
 
 	@Override
 	public String toString() {
-		return "TokenBucket[" + name() + ": capacity " + this.capacity + ", " + this.refillTokens + " per " + this.refillPeriod + "]";
+		return "TokenBucket[" + name() + ": capacity " + this.capacity + ", " + this.refillTokens + " per " + this.refillPeriod
+				+ (this.warmup.isZero() ? "" : ", warm-up " + this.warmup) + "]";
 	}
 
 
@@ -166,6 +202,8 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 		private long refillTokens;
 
 		private Duration refillPeriod;
+
+		private Duration warmup;
 
 		private Scope scope = Scope.SHARED;
 
@@ -196,6 +234,18 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 		}
 
 		/**
+		 * Starts the bucket cold and warms it up over the given period, as Guava's warming {@code RateLimiter}: after
+		 * being idle, it admits a third of its rate and burst and reaches its full rate over this period of steady
+		 * demand. None by default.
+		 * @param warmup a positive period, or {@link Duration#ZERO} for none
+		 * @return this builder
+		 */
+		public Builder warmup(Duration warmup) {
+			this.warmup = warmup;
+			return this;
+		}
+
+		/**
 		 * Who shares the limit ({@link Scope#SHARED} by default).
 		 * @param scope the scope
 		 * @return this builder
@@ -215,7 +265,7 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 				throw new IllegalArgumentException("refill of token bucket '" + this.name + "' must be set");
 			}
 			long capacity = (this.capacity != 0) ? this.capacity : this.refillTokens;
-			return new TokenBucket(this.name, capacity, this.refillTokens, this.refillPeriod, this.scope);
+			return new TokenBucket(this.name, capacity, this.refillTokens, this.refillPeriod, this.warmup, this.scope);
 		}
 
 	}

@@ -53,6 +53,8 @@ class LimitEqualityTests {
 		assertThat(FixedWindow.ofCalendar("daily", 10, CalendarUnit.DAY, ZoneId.of("Europe/Paris")))
 			.isNotEqualTo(FixedWindow.ofCalendar("daily", 10, CalendarUnit.DAY, ZoneId.of("Asia/Tokyo")));
 		assertThat(TokenBucket.of("bucket", 20, 10, SECOND)).isNotEqualTo(TokenBucket.of("bucket", 10, 20, SECOND));
+		assertThat(TokenBucket.of("bucket", 20, 10, SECOND)).isNotEqualTo(TokenBucket.of("bucket", 20, 10, SECOND).withWarmup(SECOND))
+			.isEqualTo(TokenBucket.of("bucket", 20, 10, SECOND).withWarmup(Duration.ZERO));
 		LeakyBucket queue = LeakyBucket.queueing("queue", 10, SECOND, 5);
 		assertThat(queue).isNotEqualTo(LeakyBucket.nodelay("queue", 10, SECOND, 5))
 			.isNotEqualTo(queue.withMaxDelay(Duration.ofMillis(300)));

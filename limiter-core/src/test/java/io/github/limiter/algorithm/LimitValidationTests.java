@@ -47,6 +47,17 @@ class LimitValidationTests {
 	}
 
 	@Test
+	void aWarmupMustBePositiveAndHeldExactly() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> TokenBucket.builder("a").refill(10, Duration.ofSeconds(1)).warmup(Duration.ofSeconds(-1)).build())
+			.withMessage("warm-up must be positive but was PT-1S");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> TokenBucket.of("a", 10, 31, Duration.ofSeconds(1)).withWarmup(Duration.ofDays(3600)))
+			.withMessageStartingWith("warm-up of 311040000000000us with capacity 10 cannot be held exactly");
+		assertThat(TokenBucket.of("a", 10, Duration.ofSeconds(1)).withWarmup(Duration.ZERO).warmup()).isZero();
+	}
+
+	@Test
 	void windowMustBePositiveAndBounded() {
 		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, Duration.ZERO))
 			.withMessage("window must be positive but was PT0S");

@@ -26,6 +26,8 @@ import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.testsupport.ManualClock;
 
+import com.google.common.util.concurrent.GuavaWarmingLimiter;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -234,6 +236,89 @@ public abstract class BackendContractTests {
 		}
 		// 3000 calls over 0.999 s at 1000 per second, plus the initial burst of 10.
 		assertThat(admitted).isBetween(1000, 1009);
+	}
+
+	// Token bucket with a warm-up
+
+	private static TokenBucket warming(String name, long capacity) {
+		// 10 per second, warming up over 4 s: a cold permit costs up to three intervals, 300 ms.
+		return TokenBucket.builder(name).capacity(capacity).refill(10, Duration.ofSeconds(1))
+			.warmup(Duration.ofSeconds(4)).build();
+	}
+
+	@Test
+	void aColdBucketAdmitsAtAThirdOfItsRateAndWarmsUpUnderSteadyDemand() {
+		Limit limit = warming("warming", 1);
+		// A new key is cold: the first permit costs the stable 100 ms and a surcharge of 195 ms, the area above the
+		// stable interval of the first 100 ms of stored idleness (2·0.1·(4 − 0.1)/4 s).
+		assertDecision(this.limiter.acquire(limit, "k"), true, 0, 0, ms(295));
+		assertDecision(this.limiter.acquire(limit, "k"), false, 0, ms(295), ms(295));
+		// Under steady demand the price falls to the stable interval once 2 s of idleness are spent, after 4 s.
+		long lastAdmitted = 0;
+		long previous = 0;
+		for (long t = 1; t <= 6000; t++) {
+			at(ms(t));
+			if (this.limiter.acquire(limit, "k").allowed()) {
+				previous = lastAdmitted;
+				lastAdmitted = t;
+			}
+		}
+		assertThat(lastAdmitted - previous).as("interval between admissions once warm").isEqualTo(100);
+		// Idle for 4.1 s (1 s cools it to the middle, 2 s more to the top): cold again.
+		at(ms(6000 + 4100 + 2000));
+		assertDecision(this.limiter.acquire(limit, "k"), true, 0, 0, ms(295));
+	}
+
+	@Test
+	void aColdBucketLetsAThirdOfItsBurstThroughAndAWarmOneAllOfIt() {
+		Limit limit = warming("warming-burst", 30);
+		int cold = 0;
+		while (this.limiter.acquire(limit, "cold").allowed()) {
+			cold++;
+		}
+		// Admitted while the arrival time is at most 2.9 s ahead; the prices fall from 295 ms by 10 ms a permit: 13.
+		assertThat(cold).isEqualTo(13);
+		// Warmed by 4 s of steady demand at the rate, then idle for one refill: the whole burst passes.
+		for (int i = 0; i < 40; i++) {
+			this.clock.advance(ms(100));
+			this.limiter.acquire(limit, "warm");
+		}
+		this.clock.advance(ms(3000));
+		int warm = 0;
+		while (this.limiter.acquire(limit, "warm").allowed()) {
+			warm++;
+		}
+		assertThat(warm).isEqualTo(30);
+	}
+
+	@Test
+	void aWarmingBucketOfCapacityOneAdmitsWhatGuavasWarmingRateLimiterAdmits() {
+		Limit limit = warming("guava", 1);
+		GuavaWarmingLimiter guava = new GuavaWarmingLimiter(10, Duration.ofSeconds(4));
+		// Demand at 50 per second for 8 s, a pause of 3 s, 25 per second for 3 s, a pause of 10 s, then 140 per second
+		// for 6 s, calls 20, 40 and 7 ms apart, arriving a little late now and then.
+		List<long[]> phases = List.of(new long[] { 0, 8_000_000, 20_000 }, new long[] { 11_000_000, 14_000_000, 40_000 },
+				new long[] { 24_000_000, 30_000_000, 7_000 });
+		long ours = 0;
+		long theirs = 0;
+		int second = 0;
+		for (long[] phase : phases) {
+			for (long t = phase[0]; t < phase[1]; t += phase[2]) {
+				long arrival = t + ((t / phase[2]) % 7 == 3 ? 1_300 : 0);
+				while (arrival >= (second + 1) * 1_000_000L) {
+					second++;
+					assertThat(ours).as("admitted by %d s, Guava %d", second, theirs).isCloseTo(theirs,
+							org.assertj.core.data.Offset.offset(Math.max(1, theirs / 100)));
+				}
+				at(Duration.ofNanos(arrival * 1000));
+				ours += this.limiter.acquire(limit, "k").allowed() ? 1 : 0;
+				theirs += guava.tryAcquireAt(arrival) ? 1 : 0;
+			}
+		}
+		assertThat(ours).as("admitted in all, Guava %d", theirs).isCloseTo(theirs,
+				org.assertj.core.data.Offset.offset(theirs / 100));
+		// Without a warm-up, 10 per second over the 17 s of demand would admit about 170.
+		assertThat(theirs).as("Guava's admissions over the trace").isBetween(100L, 130L);
 	}
 
 	// Leaky bucket

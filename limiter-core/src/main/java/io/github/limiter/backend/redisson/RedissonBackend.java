@@ -50,7 +50,7 @@ import io.github.limiter.spi.RateLimiterBackend;
  * There, a {@link TokenBucket} of capacity {@code C} refilling {@code R} per {@code P} becomes "{@code C} permits per
  * {@code P·C/R}", Redisson's sliding-window view of the same long-run rate and burst. {@code RRateLimiter} answers only
  * yes or no, so remaining permits take one more script (and the expiry a third) and retry-after is an upper bound
- * (one interval).
+ * (one interval). {@code RRateLimiter} has no warm-up: a token bucket with a warm-up always goes through the script.
  */
 public final class RedissonBackend implements RateLimiterBackend, InstanceRegistry {
 
@@ -131,7 +131,8 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 	}
 
 	private boolean usesRateLimiter(Limit limit) {
-		return this.tokenBucketMode == TokenBucketMode.RATE_LIMITER && limit instanceof TokenBucket;
+		return this.tokenBucketMode == TokenBucketMode.RATE_LIMITER && limit instanceof TokenBucket bucket
+				&& bucket.warmup().isZero();
 	}
 
 	private RRateLimiter rateLimiter(LimitRequest request) {
@@ -269,7 +270,10 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 	 */
 	public enum TokenBucketMode {
 
-		/** Through Redisson's {@link RRateLimiter}, for limiters shared with other Redisson code. */
+		/**
+		 * Through Redisson's {@link RRateLimiter}, for limiters shared with other Redisson code. Buckets with a
+		 * warm-up, which {@code RRateLimiter} cannot express, still go through the script.
+		 */
 		RATE_LIMITER,
 
 		/**

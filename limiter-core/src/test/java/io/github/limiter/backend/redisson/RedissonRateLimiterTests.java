@@ -184,6 +184,21 @@ class RedissonRateLimiterTests {
 	}
 
 	@Test
+	void aBucketWithAWarmupGoesThroughTheScriptWhichKnowsWarmingUp() {
+		RateLimiter limiter = limiter(redisson);
+		Limit limit = TokenBucket.builder("warm").capacity(1).refill(10, Duration.ofSeconds(1))
+			.warmup(Duration.ofSeconds(4)).build();
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		// Cold: the next permit is 295 ms away, where an RRateLimiter of 1 per 100 ms would say 100 ms at most.
+		Decision rejected = limiter.acquire(limit, "k");
+		assertThat(rejected.allowed()).isFalse();
+		assertThat(rejected.retryAfter()).isGreaterThan(Duration.ofMillis(200));
+		java.util.List<String> names = new java.util.ArrayList<>();
+		redisson.getKeys().getKeysByPattern(this.prefix + "*").forEach(names::add);
+		assertThat(names).as("one GCRA key, no RRateLimiter").singleElement().matches(key -> key.contains("}gc:warm:"));
+	}
+
+	@Test
 	void resetDeletesTheRateLimiter() {
 		RateLimiter limiter = limiter(redisson);
 		Limit limit = TokenBucket.of("reset", 1, Duration.ofMinutes(1));

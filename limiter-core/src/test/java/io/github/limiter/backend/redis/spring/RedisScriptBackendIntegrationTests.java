@@ -91,6 +91,22 @@ class RedisScriptBackendIntegrationTests {
 	}
 
 	@Test
+	void aWarmingBucketsKeyLivesUntilTheBucketIsColdAgain() throws Exception {
+		String prefix = TestRedis.uniquePrefix();
+		RateLimiter limiter = RateLimiter.of(backend(prefix));
+		Limit limit = TokenBucket.builder("warming").capacity(1).refill(10, Duration.ofSeconds(1))
+			.warmup(Duration.ofMillis(400)).build();
+		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
+		// The cold permit pushed the arrival time 250 ms ahead (100 ms and a 150 ms surcharge) and spent 100 ms of
+		// the 400 ms of stored idleness: 250 ms until the bucket is full, 100 ms more until it is cold again.
+		List<String> keys = keys(prefix);
+		assertThat(keys).hasSize(1);
+		assertThat(redis.pttl(keys.get(0))).isBetween(1L, 350L);
+		Thread.sleep(450);
+		assertThat(keys(prefix)).isEmpty();
+	}
+
+	@Test
 	void checkWritesNothing() {
 		String prefix = TestRedis.uniquePrefix();
 		RateLimiter limiter = RateLimiter.of(backend(prefix));
