@@ -72,6 +72,17 @@ class SampleApplicationTests {
 	}
 
 	@Test
+	void aColdSearchTakesAThirdOfTheBurst() throws Exception {
+		HttpResponse<String> first = get("/search?q=redis");
+		assertThat(first.statusCode()).isEqualTo(200);
+		// Cold, a permit costs about three intervals: 6 more pass now where a warm bucket of 20 would say 19.
+		assertThat(first.headers().firstValue("RateLimit")).hasValueSatisfying(
+				value -> assertThat(value).startsWith("\"search\";r=6;"));
+		assertThat(get("/actuator/ratelimiters").body()).contains("\"warmup\":\"PT10S\"")
+			.contains("\"warmup\":\"limiter.policies.search.warmup\"");
+	}
+
+	@Test
 	void onlyFailedLoginsCountAndTheFourthAsksForACaptcha() throws Exception {
 		assertThat(post("/login?username=bob&password=hunter2").statusCode()).isEqualTo(200);
 		assertThat(post("/login?username=bob&password=hunter2").statusCode()).as("successes do not count").isEqualTo(200);

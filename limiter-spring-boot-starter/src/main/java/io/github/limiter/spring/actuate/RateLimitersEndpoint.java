@@ -17,6 +17,7 @@ import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.RateLimiter;
+import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.interceptor.RateLimitOperation;
@@ -244,6 +245,15 @@ public class RateLimitersEndpoint {
 
 		public String getWindow() {
 			return this.window;
+		}
+
+		/**
+		 * A token bucket's warm-up period, absent for other limits and buckets without one.
+		 * @return an ISO-8601 duration, or {@code null}
+		 */
+		public String getWarmup() {
+			return (this.limit instanceof TokenBucket bucket && !bucket.warmup().isZero()) ? bucket.warmup().toString()
+					: null;
 		}
 
 		public String getScope() {

@@ -86,6 +86,14 @@ public @interface RateLimit {
 	String capacity() default "";
 
 	/**
+	 * Token bucket only: starts the bucket cold after it was idle (and when new), at a third of its rate and burst,
+	 * reaching its full rate over this period of steady demand, as Guava's {@code RateLimiter.create(rate, warmup)}
+	 * (none by default): {@code 10s}, {@code 1m} or ISO-8601.
+	 * @return a positive duration, or a placeholder
+	 */
+	String warmup() default "";
+
+	/**
 	 * Leaky bucket only: requests accepted beyond the rate ({@code 0} by default), as nginx {@code burst}.
 	 * @return a non-negative integer, or a placeholder
 	 */

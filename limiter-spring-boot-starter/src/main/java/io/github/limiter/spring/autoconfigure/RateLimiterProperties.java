@@ -222,6 +222,12 @@ public class RateLimiterProperties {
 		private Long capacity;
 
 		/**
+		 * Token bucket only: starts the bucket cold after it was idle (and when new), at a third of its rate and burst,
+		 * reaching its full rate over this period of steady demand, as Guava's warming RateLimiter. None by default.
+		 */
+		private Duration warmup;
+
+		/**
 		 * Leaky bucket only: requests accepted beyond the rate (0 by default).
 		 */
 		private Long burst;
@@ -331,6 +337,14 @@ public class RateLimiterProperties {
 
 		public void setCapacity(Long capacity) {
 			this.capacity = capacity;
+		}
+
+		public Duration getWarmup() {
+			return this.warmup;
+		}
+
+		public void setWarmup(Duration warmup) {
+			this.warmup = warmup;
 		}
 
 		public Long getBurst() {

@@ -169,6 +169,10 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		if (window != null && (window.isNegative() || window.isZero())) {
 			throw new IllegalStateException("Invalid " + prefix + ".window = '" + window + "': must be a positive duration");
 		}
+		if (policy.getWarmup() != null && policy.getWarmup().isNegative()) {
+			throw new IllegalStateException("Invalid " + prefix + ".warmup = '" + policy.getWarmup()
+					+ "': must be a positive duration, or 0 for none");
+		}
 	}
 
 	private static void positive(String property, Long value) {

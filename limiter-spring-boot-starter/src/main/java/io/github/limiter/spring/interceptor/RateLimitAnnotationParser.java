@@ -129,6 +129,7 @@ final class RateLimitAnnotationParser {
 		Setting<Duration> window = settings.get("window", null);
 		Setting<Long> cost = settings.get("cost", 1L);
 		Setting<Long> capacity = settings.get("capacity", null);
+		Setting<Duration> warmup = settings.get("warmup", Duration.ZERO);
 		Setting<Long> burst = settings.get("burst", 0L);
 		Setting<Boolean> nodelay = settings.get("nodelay", false);
 		Setting<Long> delay = settings.get("delay", null);
@@ -143,6 +144,7 @@ final class RateLimitAnnotationParser {
 			}
 		}
 		resolver.acceptedBy(algorithm, capacity, Algorithm.TOKEN_BUCKET);
+		resolver.acceptedBy(algorithm, warmup, Algorithm.TOKEN_BUCKET);
 		resolver.acceptedBy(algorithm, burst, Algorithm.LEAKY_BUCKET);
 		resolver.acceptedBy(algorithm, nodelay, Algorithm.LEAKY_BUCKET);
 		resolver.acceptedBy(algorithm, delay, Algorithm.LEAKY_BUCKET);
@@ -166,6 +168,9 @@ final class RateLimitAnnotationParser {
 		resolver.positive(cost);
 		if (capacity.value() != null) {
 			resolver.positive(capacity);
+		}
+		if (warmup.value().isNegative()) {
+			throw resolver.invalid(warmup.origin(), warmup.text(), "must be a positive duration, or 0 for none");
 		}
 		if (burst.value() < 0) {
 			throw resolver.invalid(burst.origin(), burst.text(), "must not be negative");
@@ -192,8 +197,12 @@ final class RateLimitAnnotationParser {
 				case SLIDING_WINDOW_LOG -> SlidingWindowLog.of(name, max.value(), window.value()).withScope(scope.value());
 				case SLIDING_WINDOW_COUNTER -> SlidingWindowCounter.of(name, max.value(), window.value()).withScope(scope.value());
 				case TOKEN_BUCKET -> TokenBucket
-					.of(name, (capacity.value() != null) ? capacity.value() : max.value(), max.value(), window.value())
-					.withScope(scope.value());
+					.builder(name)
+					.capacity((capacity.value() != null) ? capacity.value() : max.value())
+					.refill(max.value(), window.value())
+					.warmup(warmup.value())
+					.scope(scope.value())
+					.build();
 				case LEAKY_BUCKET -> LeakyBucket
 					.twoStage(name, max.value(), window.value(), burst.value(),
 							(delay.value() != null) ? delay.value() : nodelay.value() ? burst.value() : 0)

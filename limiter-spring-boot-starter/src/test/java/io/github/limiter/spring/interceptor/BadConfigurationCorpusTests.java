@@ -67,7 +67,14 @@ class BadConfigurationCorpusTests {
 				Arguments.of("t.policy=leaky,t.burst=2,t.delay=3", METHOD + "attribute 'delay' = '3' must be between 0 "
 						+ "and the burst (2)"),
 				Arguments.of("t.policy=leaky,t.burst=2,t.nodelay=true,t.delay=1", METHOD + "attribute 'delay' = '1' "
-						+ "cannot be combined with attribute 'nodelay' = 'true'"));
+						+ "cannot be combined with attribute 'nodelay' = 'true'"),
+				Arguments.of("t.warmup=-5s", METHOD + "attribute 'warmup' = '-5s' must be a positive duration, or 0 for none"),
+				Arguments.of("t.warmup=soon", METHOD + "attribute 'warmup' = 'soon' cannot be read"),
+				Arguments.of("t.policy=fixed,t.warmup=10s", METHOD + "attribute 'warmup' = '10s' is not accepted by the "
+						+ "FIXED_WINDOW algorithm (only by TOKEN_BUCKET)"),
+				Arguments.of("t.warmup=3661d", "warm-up must be at most 3660 days"),
+				Arguments.of("limiter.policies.fixed.algorithm=token-bucket,limiter.policies.fixed.warmup=-1s,t.policy=fixed",
+						"Invalid limiter.policies.fixed.warmup = 'PT-1S': must be a positive duration, or 0 for none"));
 	}
 
 	@ParameterizedTest(name = "{0}")
@@ -98,7 +105,7 @@ class BadConfigurationCorpusTests {
 				"t.max-wait=0s", "t.on-failure=closed", "t.shadow=true",
 				// An attribute's text is bound like the property of the same name: these read as they would in YAML.
 				"t.shadow=yes", "t.max-wait=500", "t.scope=per-instance", "t.on-failure=CLOSED",
-				"t.policy=leaky,t.burst=5,t.delay=2");
+				"t.policy=leaky,t.burst=5,t.delay=2", "t.warmup=10s", "t.warmup=0", "t.capacity=20,t.warmup=PT1M");
 	}
 
 	@ParameterizedTest(name = "{0}")
@@ -154,7 +161,7 @@ class BadConfigurationCorpusTests {
 				cost = "${t.cost:}", policy = "${t.policy:}", capacity = "${t.capacity:}", burst = "${t.burst:}",
 				calendar = "${t.calendar:}", zone = "${t.zone:}", maxWait = "${t.max-wait:}",
 				onFailure = "${t.on-failure:}", shadow = "${t.shadow:}", scope = "${t.scope:}",
-				nodelay = "${t.nodelay:}", delay = "${t.delay:}")
+				nodelay = "${t.nodelay:}", delay = "${t.delay:}", warmup = "${t.warmup:}")
 		public void call(String user) {
 		}
 

@@ -1,5 +1,6 @@
 package io.github.limiter.spring.interceptor;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -29,7 +30,34 @@ class RateLimitAnnotationTests {
 		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
 		.withUserConfiguration(Services.class)
 		.withPropertyValues("limiter.backend=local", "limiter.policies.tight.max=2", "limiter.policies.tight.window=1h",
-				"limiter.policies.tight.algorithm=fixed-window", "greeting.max=3");
+				"limiter.policies.tight.algorithm=fixed-window", "greeting.max=3", "limiter.policies.warm.max=10",
+				"limiter.policies.warm.window=1s", "limiter.policies.warm.capacity=30", "limiter.policies.warm.warmup=4s");
+
+	@Test
+	void aPolicyWithAWarmupLetsAColdCallerThroughAtAThirdOfItsBurst() {
+		this.runner.run(context -> {
+			Orders orders = context.getBean(Orders.class);
+			int admitted = 0;
+			try {
+				while (admitted < 30) {
+					orders.warm("cold-user");
+					admitted++;
+				}
+			}
+			catch (RateLimitExceededException ex) {
+				assertThat(ex.getDecision().limitName()).isEqualTo("Orders.warm");
+			}
+			// 10 per second with a burst of 30, warming up over 4 s: cold permits cost up to three intervals.
+			assertThat(admitted).isEqualTo(13);
+			RateLimitOperation operation = context.getBean(RateLimitOperationSource.class).rateLimitedMethods().stream()
+				.flatMap(method -> method.operations().stream())
+				.filter(candidate -> candidate.limit().name().equals("Orders.warm"))
+				.findFirst()
+				.orElseThrow();
+			assertThat(((io.github.limiter.algorithm.TokenBucket) operation.limit()).warmup()).isEqualTo(Duration.ofSeconds(4));
+			assertThat(operation.settingSources()).containsEntry("warmup", "limiter.policies.warm.warmup");
+		});
+	}
 
 	@Test
 	void limitsPerArgumentAndRejectsWithTheDecision() {
@@ -294,6 +322,10 @@ class RateLimitAnnotationTests {
 
 		@RateLimit(policy = "tight")
 		public void tight() {
+		}
+
+		@RateLimit(policy = "warm", key = "#user")
+		public void warm(String user) {
 		}
 
 		@RateLimit(max = "5", window = "1h", cost = "3")
