@@ -246,7 +246,11 @@ public final class RedisProcess implements AutoCloseable {
 		if (System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT).contains("mac")) {
 			resource = (arch.equals("aarch64")) ? "redis-server-6.2.6-v5-darwin-arm64" : "redis-server-6.2.6-v5-darwin-amd64";
 		}
-		Path target = Files.createTempDirectory("limiter-redis-bin-").resolve("redis-server");
+		// A 9 MB copy per test JVM: gone when the JVM exits (the servers it started are stopped by then).
+		Path directory = Files.createTempDirectory("limiter-redis-bin-");
+		directory.toFile().deleteOnExit();
+		Path target = directory.resolve("redis-server");
+		target.toFile().deleteOnExit();
 		try (InputStream in = RedisProcess.class.getClassLoader().getResourceAsStream(resource)) {
 			if (in == null) {
 				throw new IllegalStateException("no bundled redis-server " + resource + "; set LIMITER_REDIS_SERVER");

@@ -8,21 +8,34 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Set;
 
+import io.github.limiter.Limit;
 import io.github.limiter.algorithm.Algorithm;
+import io.github.limiter.algorithm.TokenBucket;
 
 /**
  * The Lua scripts every Redis backend runs, composed once and identified by their SHA-1 for {@code EVALSHA}: the
  * driver {@code decide.lua} ({@link ScriptCall} encodes its arguments) after the algorithm files a call needs, so that
- * a call defines only the Lua functions it runs; and {@code instances.lua}.
+ * a call defines only the Lua functions it runs (defining a function costs Redis time on every call); and
+ * {@code instances.lua}.
  */
 public final class LimiterScript {
 
-	/** Each algorithm's Lua file once, in the order of the algorithms; a set of files is a bit mask over this list. */
-	private static final List<String> FILES = Arrays.stream(Algorithm.values()).map(Algorithm::script).distinct().toList();
+	/** The warm-up of token buckets, after {@code gcra.lua}: only in the scripts of calls with a warming bucket. */
+	private static final String WARMUP = "gcra_warmup.lua";
+
+	/**
+	 * Each algorithm's Lua file once, in the order of the algorithms, then the warm-up; a set of files is a bit mask
+	 * over this list, and a script holds its files in this order.
+	 */
+	private static final List<String> FILES = java.util.stream.Stream
+		.concat(Arrays.stream(Algorithm.values()).map(Algorithm::script).distinct(), java.util.stream.Stream.of(WARMUP))
+		.toList();
+
+	private static final int WARMUP_BIT = 1 << FILES.indexOf(WARMUP);
 
 	/** The bit of each algorithm's file, by ordinal. */
 	private static final int[] FILE_BITS = Arrays.stream(Algorithm.values())
@@ -44,14 +57,14 @@ public final class LimiterScript {
 	}
 
 	/**
-	 * The script that decides on limits of the given algorithms.
-	 * @param algorithms the algorithms of the limits a call decides, at least one
+	 * The script that decides on the given limits: it defines the functions of their algorithms, and no others.
+	 * @param limits the limits a call decides, at least one
 	 * @return the script
 	 */
-	public static LimiterScript deciding(Set<Algorithm> algorithms) {
+	public static LimiterScript deciding(Collection<? extends Limit> limits) {
 		int files = 0;
-		for (Algorithm algorithm : algorithms) {
-			files |= file(algorithm);
+		for (Limit limit : limits) {
+			files |= files(limit);
 		}
 		return deciding(files);
 	}
@@ -60,9 +73,10 @@ public final class LimiterScript {
 		return DECIDE[files];
 	}
 
-	/** The bit of an algorithm's file, for {@link #deciding(int)}. */
-	static int file(Algorithm algorithm) {
-		return FILE_BITS[algorithm.ordinal()];
+	/** The bits of the files a limit needs, for {@link #deciding(int)}: its algorithm's, and the warm-up's if it warms up. */
+	static int files(Limit limit) {
+		int files = FILE_BITS[limit.algorithm().ordinal()];
+		return (limit instanceof TokenBucket bucket && !bucket.warmup().isZero()) ? files | WARMUP_BIT : files;
 	}
 
 	/**

@@ -119,7 +119,7 @@ final class ScriptCall {
 		// The code, then the parameters: the script tells them apart because the parameters are numbers.
 		this.limitArguments.addAll(algorithm(limit).scriptParameters(this.clientNow));
 		this.limits.add(limit);
-		this.files |= LimiterScript.file(limit.algorithm());
+		this.files |= LimiterScript.files(limit);
 		return count;
 	}
 

@@ -77,6 +77,15 @@ class ScriptCallTests {
 			new Step("a", "", List.of(LimitRequest.of(WINDOW, "b"))));
 
 	@Test
+	void onlyTheScriptOfACallWithAWarmingBucketDefinesTheWarmup() {
+		String definition = "gcra_warm_evaluate = function";
+		assertThat(LimiterScript.deciding(List.of(BUCKET, WINDOW)).source()).doesNotContain(definition);
+		TokenBucket warming = BUCKET.withWarmup(Duration.ofSeconds(10));
+		assertThat(LimiterScript.deciding(List.of(warming, WINDOW)).source())
+			.containsSubsequence("local function gcra_ahead", definition, "local now = script_now()");
+	}
+
+	@Test
 	void decisionsOnSeveralKeysAndAlgorithmsInOneCallAreDecidedAsIfEachCameAlone() {
 		String together = TestRedis.uniquePrefix();
 		ScriptCall call = new ScriptCall(TIME, 0);
@@ -85,8 +94,7 @@ class ScriptCallTests {
 		}
 		assertThat(call.arguments()).as("each limit is sent once").filteredOn(List.of("gc", "fw", "sl")::contains)
 			.containsExactly("gc", "fw", "sl");
-		assertThat(call.script()).isSameAs(LimiterScript.deciding(java.util.Set.of(BUCKET.algorithm(),
-				WINDOW.algorithm(), LOG.algorithm())));
+		assertThat(call.script()).isSameAs(LimiterScript.deciding(List.of(BUCKET, WINDOW, LOG)));
 		List<List<Decision>> inOneCall = call.decode(redis.execute(call.script(), call.keys(), call.arguments())
 			.toCompletableFuture()
 			.join());
