@@ -19,8 +19,8 @@ import io.github.limiter.algorithm.TokenBucket;
 /**
  * The Lua scripts every Redis backend runs, composed once and identified by their SHA-1 for {@code EVALSHA}: the
  * driver {@code decide.lua} ({@link ScriptCall} encodes its arguments) after the algorithm files a call needs, so that
- * a call defines only the Lua functions it runs (defining a function costs Redis time on every call); and
- * {@code instances.lua}.
+ * a call defines only the Lua functions it runs (defining a function costs Redis time on every call);
+ * {@code instances.lua}; and {@code overrides.lua}.
  */
 public final class LimiterScript {
 
@@ -46,6 +46,8 @@ public final class LimiterScript {
 	private static final LimiterScript[] DECIDE = decideScripts();
 
 	private static final LimiterScript INSTANCES = new LimiterScript(compose(List.of(), "instances.lua"));
+
+	private static final LimiterScript OVERRIDES = new LimiterScript(compose(List.of(), "overrides.lua"));
 
 	private final String source;
 
@@ -85,6 +87,14 @@ public final class LimiterScript {
 	 */
 	public static LimiterScript instances() {
 		return INSTANCES;
+	}
+
+	/**
+	 * The script that reads, and changes, the runtime overrides of limits' settings ({@code overrides.lua}).
+	 * @return the script
+	 */
+	public static LimiterScript overrides() {
+		return OVERRIDES;
 	}
 
 	/**

@@ -1,11 +1,14 @@
 package io.github.limiter.backend.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -20,6 +23,7 @@ import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.InstanceRegistry;
+import io.github.limiter.spi.OverrideStore;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -36,7 +40,7 @@ import io.github.limiter.spi.RateLimiterBackend;
  * connection (one cluster slot) are decided together by one script call ({@link SlotLanes}), on whatever keys, each
  * exactly as if it had come alone. Both can be switched off on the {@link Builder}.
  */
-public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry {
+public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry, OverrideStore {
 
 	/** Keys the denial cache remembers by default. */
 	public static final int DEFAULT_DENIAL_CACHE_SIZE = 100_000;
@@ -238,6 +242,50 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry 
 				}
 				return (int) ScriptCall.number(reply.get(0));
 			});
+	}
+
+	@Override
+	public CompletionStage<Map<String, Map<String, String>>> overrides() {
+		return overrides("", "");
+	}
+
+	@Override
+	public CompletionStage<Map<String, Map<String, String>>> override(String limit, Map<String, String> settings) {
+		if (limit == null || limit.isEmpty()) {
+			throw new IllegalArgumentException("the limit's name must not be empty");
+		}
+		StringBuilder text = new StringBuilder();
+		new TreeMap<>(settings).forEach((name, value) -> {
+			if (name.contains("=") || name.contains("\n") || value.contains("\n")) {
+				throw new IllegalArgumentException("setting " + name + " = '" + value + "' cannot be stored: names hold no"
+						+ " '=' and neither names nor values line breaks");
+			}
+			text.append(name).append('=').append(value).append('\n');
+		});
+		return overrides(limit, text.toString());
+	}
+
+	/** The overrides of every limit, in one hash next to the limits' keys; changes one limit's first, if given. */
+	private CompletionStage<Map<String, Map<String, String>>> overrides(String limit, String settings) {
+		String key = this.layout.prefix() + "overrides";
+		return execute(LimiterScript.overrides(), List.of(key), List.of("", limit, settings), key).thenApply(reply -> {
+			Map<String, Map<String, String>> overrides = new TreeMap<>();
+			for (int i = 0; reply != null && i + 1 < reply.size(); i += 2) {
+				Map<String, String> values = new TreeMap<>();
+				for (String line : text(reply.get(i + 1)).split("\n")) {
+					int equals = line.indexOf('=');
+					if (equals > 0) {
+						values.put(line.substring(0, equals), line.substring(equals + 1));
+					}
+				}
+				overrides.put(text(reply.get(i)), Collections.unmodifiableMap(values));
+			}
+			return Collections.unmodifiableMap(overrides);
+		});
+	}
+
+	private static String text(Object value) {
+		return (value instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(value);
 	}
 
 	@Override

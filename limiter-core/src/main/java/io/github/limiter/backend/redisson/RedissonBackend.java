@@ -27,6 +27,7 @@ import io.github.limiter.backend.redis.KeyLayout;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.InstanceRegistry;
+import io.github.limiter.spi.OverrideStore;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -52,7 +53,7 @@ import io.github.limiter.spi.RateLimiterBackend;
  * yes or no, so remaining permits take one more script (and the expiry a third) and retry-after is an upper bound
  * (one interval). {@code RRateLimiter} has no warm-up: a token bucket with a warm-up always goes through the script.
  */
-public final class RedissonBackend implements RateLimiterBackend, InstanceRegistry {
+public final class RedissonBackend implements RateLimiterBackend, InstanceRegistry, OverrideStore {
 
 	private static final int MAX_CONFIGURED_KEYS = 100_000;
 
@@ -128,6 +129,16 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 	@Override
 	public CompletionStage<Void> withdraw(String instance) {
 		return this.scripts.withdraw(instance);
+	}
+
+	@Override
+	public CompletionStage<Map<String, Map<String, String>>> overrides() {
+		return this.scripts.overrides();
+	}
+
+	@Override
+	public CompletionStage<Map<String, Map<String, String>>> override(String limit, Map<String, String> settings) {
+		return this.scripts.override(limit, settings);
 	}
 
 	private boolean usesRateLimiter(Limit limit) {

@@ -2,6 +2,7 @@ package io.github.limiter.backend.redis.spring;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 
 import io.lettuce.core.RedisClient;
@@ -30,6 +31,7 @@ import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * The Redis backend in real time, on the Redis clock: keys expire, scripts reload, the time is Redis's.
@@ -103,6 +105,25 @@ class RedisScriptBackendIntegrationTests {
 		assertThat(keys).hasSize(1);
 		assertThat(redis.pttl(keys.get(0))).isBetween(1L, 350L);
 		Thread.sleep(450);
+		assertThat(keys(prefix)).isEmpty();
+	}
+
+	@Test
+	void overridesAreSharedByBackendsOnOnePrefixAndHaveNoTtl() {
+		String prefix = TestRedis.uniquePrefix();
+		RedisScriptBackend one = backend(prefix);
+		RedisScriptBackend other = backend(prefix);
+		assertThat(one.overrides().toCompletableFuture().join()).isEmpty();
+		one.override("api", Map.of("max", "20", "window", "1s")).toCompletableFuture().join();
+		one.override("login", Map.of("max", "3")).toCompletableFuture().join();
+		assertThat(other.overrides().toCompletableFuture().join())
+			.isEqualTo(Map.of("api", Map.of("max", "20", "window", "1s"), "login", Map.of("max", "3")));
+		assertThat(redis.pttl(prefix + "overrides")).as("configuration, not state").isEqualTo(-1L);
+		assertThat(other.override("api", Map.of()).toCompletableFuture().join())
+			.isEqualTo(Map.of("login", Map.of("max", "3")));
+		assertThatIllegalArgumentException().isThrownBy(() -> one.override("api", Map.of("max", "1\nwindow=1ms")))
+			.withMessageContaining("line breaks");
+		other.override("login", Map.of()).toCompletableFuture().join();
 		assertThat(keys(prefix)).isEmpty();
 	}
 
