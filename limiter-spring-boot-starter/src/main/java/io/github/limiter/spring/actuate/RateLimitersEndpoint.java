@@ -7,10 +7,13 @@ import java.util.Map;
 
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.lang.Nullable;
 
 import io.github.limiter.Decision;
 import io.github.limiter.Limit;
@@ -23,6 +26,7 @@ import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.interceptor.RateLimitOperation;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
 import io.github.limiter.spring.interceptor.RateLimitedMethod;
+import io.github.limiter.spring.retune.RateLimitRetuner;
 
 /**
  * The {@code ratelimiters} Actuator endpoint:
@@ -31,9 +35,16 @@ import io.github.limiter.spring.interceptor.RateLimitedMethod;
  * <li>{@code GET /actuator/ratelimiters/{name}}: one limit (and the state of its shared key if it has no key
  * expression);</li>
  * <li>{@code GET /actuator/ratelimiters/{name}/{key}}: the live state of one key;</li>
- * <li>{@code DELETE /actuator/ratelimiters/{name}/{key}}: forgets one key. A write operation: read-only by default,
- * enabled with {@code management.endpoint.ratelimiters.access=unrestricted}.</li>
+ * <li>{@code DELETE /actuator/ratelimiters/{name}/{key}}: forgets one key;</li>
+ * <li>{@code POST /actuator/ratelimiters/{name}} with settings such as {@code {"max": "20", "window": "1s"}}: overrides
+ * them at runtime, on every instance sharing the backend, keeping the limit's state (see {@link RateLimitRetuner});
+ * </li>
+ * <li>{@code DELETE /actuator/ratelimiters/{name}}: removes the runtime overrides of a limit.</li>
  * </ul>
+ * The last three write: the endpoint is read-only by default, and writes are enabled with
+ * {@code management.endpoint.ratelimiters.access=unrestricted}. Each limit shows where each of its settings comes
+ * from: {@code runtime override 'max'}, {@code attribute 'max'}, {@code limiter.policies.api.max} or
+ * {@code limiter.defaults.max}.
  * Reading a key's state consumes nothing and is not counted in the metrics.
  */
 @Endpoint(id = "ratelimiters", defaultAccess = Access.READ_ONLY)
@@ -45,16 +56,21 @@ public class RateLimitersEndpoint {
 
 	private final String backend;
 
+	private final RateLimitRetuner retuner;
+
 	/**
 	 * Creates the endpoint.
 	 * @param source where limits are found
 	 * @param rateLimiter the rate limiter
 	 * @param backend the backend's name
+	 * @param retuner what applies runtime overrides, or {@code null} for none
 	 */
-	public RateLimitersEndpoint(RateLimitOperationSource source, RateLimiter rateLimiter, String backend) {
+	public RateLimitersEndpoint(RateLimitOperationSource source, RateLimiter rateLimiter, String backend,
+			RateLimitRetuner retuner) {
 		this.source = source;
 		this.rateLimiter = rateLimiter;
 		this.backend = backend;
+		this.retuner = retuner;
 	}
 
 	/**
@@ -105,6 +121,67 @@ public class RateLimitersEndpoint {
 		if (descriptor != null) {
 			this.rateLimiter.reset(descriptor.limit, key);
 		}
+	}
+
+	/**
+	 * Overrides settings of a limit at runtime, on every instance that shares the backend (replacing its earlier
+	 * overrides). Only the numbers and the behaviour can change, not the algorithm, the scope or the calendar.
+	 * @param name the limit's name
+	 * @param max permits per window
+	 * @param window the window, or refill period
+	 * @param capacity a token bucket's capacity
+	 * @param warmup a token bucket's warm-up
+	 * @param burst a leaky bucket's burst
+	 * @param delay a leaky bucket's delay
+	 * @param nodelay a leaky bucket's nodelay
+	 * @param cost permits a call takes
+	 * @param maxWait how long a call may wait for a permit
+	 * @param shadow whether the limit only counts
+	 * @param onFailure the failure policy
+	 * @return the limit as it now is
+	 */
+	@WriteOperation
+	public LimitDescriptor retune(@Selector String name, @Nullable String max, @Nullable String window,
+			@Nullable String capacity, @Nullable String warmup, @Nullable String burst,
+			@Nullable String delay, @Nullable String nodelay, @Nullable String cost,
+			@Nullable String maxWait, @Nullable String shadow, @Nullable String onFailure) {
+		Map<String, String> settings = new LinkedHashMap<>();
+		String[] values = { max, window, capacity, warmup, burst, delay, nodelay, cost, maxWait, shadow, onFailure };
+		String[] names = { "max", "window", "capacity", "warmup", "burst", "delay", "nodelay", "cost", "maxWait",
+				"shadow", "onFailure" };
+		for (int i = 0; i < names.length; i++) {
+			if (values[i] != null) {
+				settings.put(names[i], values[i]);
+			}
+		}
+		if (settings.isEmpty()) {
+			throw new InvalidEndpointRequestException("Give at least one of " + List.of(names)
+					+ " to override; DELETE /actuator/ratelimiters/" + name + " removes the overrides", "no settings");
+		}
+		return override(name, settings);
+	}
+
+	/**
+	 * Removes the runtime overrides of a limit, on every instance that shares the backend.
+	 * @param name the limit's name
+	 * @return the limit as it now is
+	 */
+	@DeleteOperation
+	public LimitDescriptor removeOverrides(@Selector String name) {
+		return override(name, Map.of());
+	}
+
+	private LimitDescriptor override(String name, Map<String, String> settings) {
+		if (this.retuner == null) {
+			throw new InvalidEndpointRequestException("Limits cannot be retuned in this application", "no retuner");
+		}
+		try {
+			this.retuner.override(name, settings);
+		}
+		catch (IllegalArgumentException | IllegalStateException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+		}
+		return collect().get(name);
 	}
 
 	private KeyState state(Limit limit, String key) {
@@ -245,6 +322,14 @@ public class RateLimitersEndpoint {
 
 		public String getWindow() {
 			return this.window;
+		}
+
+		/**
+		 * The limit with all its numbers, as the library describes it.
+		 * @return for example {@code TokenBucket[api: capacity 20, 20 per PT1S]}
+		 */
+		public String getDefinition() {
+			return this.limit.toString();
 		}
 
 		/**

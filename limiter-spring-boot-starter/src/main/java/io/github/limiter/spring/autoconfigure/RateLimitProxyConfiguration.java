@@ -35,7 +35,7 @@ class RateLimitProxyConfiguration {
 
 	@Bean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-	static RateLimitOperationSource rateLimitOperationSource(Environment environment) {
+	static AnnotationRateLimitOperationSource rateLimitOperationSource(Environment environment) {
 		return new AnnotationRateLimitOperationSource(bind(environment), environment::resolveRequiredPlaceholders);
 	}
 

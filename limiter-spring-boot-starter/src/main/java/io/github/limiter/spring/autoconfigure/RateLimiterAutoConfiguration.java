@@ -13,6 +13,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.http.ProblemDetail;
 
 import org.springframework.web.server.WebFilter;
@@ -24,7 +25,10 @@ import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
 import io.github.limiter.spring.web.ExchangeCaller;
 import io.github.limiter.event.RateLimiterListener;
+import io.github.limiter.spi.OverrideStore;
 import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.spring.interceptor.AnnotationRateLimitOperationSource;
+import io.github.limiter.spring.retune.RateLimitRetuner;
 import io.github.limiter.spring.web.RateLimitExceptionHandler;
 
 /**
@@ -116,6 +120,21 @@ public final class RateLimiterAutoConfiguration {
 				guarded.close();
 			}
 		};
+	}
+
+	/**
+	 * Retunes the limits when the environment changes (Spring Cloud's refresh) and applies the runtime overrides
+	 * kept in the shared backend, which every instance reads every {@code limiter.retune.refresh}.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	RateLimitRetuner rateLimitRetuner(AnnotationRateLimitOperationSource source, Environment environment,
+			RateLimiterProperties properties, ObjectProvider<RateLimiterBackend> backend) {
+		RateLimiterProperties.Retune retune = properties.getRetune();
+		positive("limiter.retune.refresh", retune.getRefresh());
+		positive("limiter.retune.timeout", retune.getTimeout());
+		OverrideStore store = (backend.getIfAvailable() instanceof OverrideStore shared) ? shared : null;
+		return new RateLimitRetuner(source, environment, properties, store, retune.getRefresh(), retune.getTimeout());
 	}
 
 	/** Of several limits decided together, the strictest policy wins: closed, then local, then open. */

@@ -1,5 +1,6 @@
 package io.github.limiter.spring.autoconfigure;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -11,6 +12,7 @@ import org.springframework.context.annotation.Bean;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.spring.actuate.RateLimitersEndpoint;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
+import io.github.limiter.spring.retune.RateLimitRetuner;
 
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of the
@@ -24,8 +26,10 @@ public final class RateLimiterEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	RateLimitersEndpoint rateLimitersEndpoint(RateLimitOperationSource rateLimitOperationSource, RateLimiter rateLimiter) {
-		return new RateLimitersEndpoint(rateLimitOperationSource, rateLimiter, BackendNames.of(rateLimiter.backend()));
+	RateLimitersEndpoint rateLimitersEndpoint(RateLimitOperationSource rateLimitOperationSource, RateLimiter rateLimiter,
+			ObjectProvider<RateLimitRetuner> retuner) {
+		return new RateLimitersEndpoint(rateLimitOperationSource, rateLimiter, BackendNames.of(rateLimiter.backend()),
+				retuner.getIfAvailable());
 	}
 
 }

@@ -72,6 +72,12 @@ public class RateLimiterProperties {
 
 	private final Redis redis = new Redis();
 
+	private final Retune retune = new Retune();
+
+	public Retune getRetune() {
+		return this.retune;
+	}
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -622,6 +628,40 @@ public class RateLimiterProperties {
 				throw new IllegalArgumentException("must be 0 (off) or a number of keys, not " + denialCacheSize);
 			}
 			this.denialCacheSize = denialCacheSize;
+		}
+
+	}
+
+	/**
+	 * Retuning limits at runtime: overrides through POST /actuator/ratelimiters/{name}, kept in the shared backend.
+	 */
+	public static class Retune {
+
+		/**
+		 * How often each instance reads the runtime overrides from the shared backend: the longest time an override
+		 * made on another instance takes to apply here.
+		 */
+		private Duration refresh = Duration.ofSeconds(5);
+
+		/**
+		 * How long a read or write of the runtime overrides in the backend may take.
+		 */
+		private Duration timeout = Duration.ofSeconds(2);
+
+		public Duration getRefresh() {
+			return this.refresh;
+		}
+
+		public void setRefresh(Duration refresh) {
+			this.refresh = refresh;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
 		}
 
 	}

@@ -5,6 +5,7 @@ import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -25,12 +26,18 @@ import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 /**
  * Finds {@link RateLimit} on methods and classes, parses each method once and caches the result per (method, target
  * class), including "not limited", so that an unlimited method costs one map lookup.
+ *
+ * <p>Retuning parses every limited method again with new settings ({@link #retuning}, which checks them as startup
+ * does and changes nothing) and then swaps the results in at once ({@link #apply}): calls under way finish with the
+ * limits they started with, later calls see the new ones.
  */
 public class AnnotationRateLimitOperationSource implements RateLimitOperationSource {
 
 	private static final Object NOT_LIMITED = new Object();
 
-	private final RateLimitAnnotationParser parser;
+	private final StringValueResolver placeholders;
+
+	private volatile RateLimitAnnotationParser parser;
 
 	private final Map<MethodClassKey, Object> cache = new ConcurrentHashMap<>(256);
 
@@ -42,9 +49,7 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 
 	private final Map<Class<?>, Boolean> checkedClasses = new ConcurrentHashMap<>(64);
 
-	private final Map<String, RateLimitedMethod> limitOwners = new ConcurrentHashMap<>();
-
-	private final Map<String, FailurePolicy> failurePolicies = new ConcurrentHashMap<>();
+	private volatile Owners owners = new Owners();
 
 	/**
 	 * Creates a source.
@@ -53,7 +58,8 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 	 */
 	public AnnotationRateLimitOperationSource(RateLimiterProperties properties, StringValueResolver placeholders) {
 		validate(properties);
-		this.parser = new RateLimitAnnotationParser(properties, placeholders);
+		this.placeholders = placeholders;
+		this.parser = new RateLimitAnnotationParser(properties, placeholders, Map.of());
 	}
 
 	@Override
@@ -80,8 +86,15 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		MethodClassKey key = new MethodClassKey(method, targetClass);
 		Object cached = this.cache.get(key);
 		if (cached == null) {
-			RateLimitedMethod parsed = parse(method, targetClass);
-			cached = this.cache.computeIfAbsent(key, k -> (parsed != null) ? register(parsed) : NOT_LIMITED);
+			// Once per method and class (all of them at startup): locked, so that a retuning never misses one.
+			synchronized (this) {
+				cached = this.cache.get(key);
+				if (cached == null) {
+					RateLimitedMethod parsed = parse(this.parser, method, targetClass);
+					cached = (parsed != null) ? this.owners.register(parsed) : NOT_LIMITED;
+					this.cache.put(key, cached);
+				}
+			}
 		}
 		RateLimitedMethod limited = (cached != NOT_LIMITED) ? (RateLimitedMethod) cached : null;
 		this.recent.put(method, new Resolved(targetClass, limited));
@@ -103,7 +116,95 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		return methods;
 	}
 
-	private RateLimitedMethod parse(Method method, Class<?> targetClass) {
+	/**
+	 * Parses every limited method found so far again, with other properties and runtime overrides, and checks the
+	 * result as startup does. Changes nothing: {@link #apply} does.
+	 * @param properties the limiter properties (policies and defaults)
+	 * @param overrides settings overridden at runtime, by limit name then setting name
+	 * @return the parsed methods, to apply
+	 * @throws IllegalStateException when a setting is invalid, naming the method, the setting and the value
+	 * @throws IllegalArgumentException when an override names a setting that cannot change at runtime
+	 */
+	public synchronized Retuning retuning(RateLimiterProperties properties, Map<String, Map<String, String>> overrides) {
+		overrides.forEach((limit, settings) -> settings.keySet().forEach(name -> {
+			if (!RateLimitSettings.TUNABLE.contains(name)) {
+				throw new IllegalArgumentException("Runtime override '" + name + "' of limit '" + limit + "' is not a "
+						+ "setting that can change at runtime (one of " + RateLimitSettings.TUNABLE + ")");
+			}
+		}));
+		validate(properties);
+		RateLimitAnnotationParser parser = new RateLimitAnnotationParser(properties, this.placeholders, Map.copyOf(overrides));
+		Owners owners = new Owners();
+		Map<MethodClassKey, RateLimitedMethod> methods = new LinkedHashMap<>();
+		this.cache.forEach((key, cached) -> {
+			if (cached instanceof RateLimitedMethod method) {
+				methods.put(key, owners.register(parse(parser, method.method(), method.targetClass())));
+			}
+		});
+		return new Retuning(this, parser, owners, methods);
+	}
+
+	/**
+	 * The settings a runtime override may change.
+	 * @return their names, as the properties of a policy
+	 */
+	public static List<String> tunableSettings() {
+		return RateLimitSettings.TUNABLE;
+	}
+
+	/**
+	 * Swaps in the methods of a retuning.
+	 * @param retuning what {@link #retuning} made
+	 * @throws IllegalStateException when the retuning was made by another source
+	 */
+	public synchronized void apply(Retuning retuning) {
+		if (retuning.source != this) {
+			throw new IllegalStateException("a retuning applies to the source that made it");
+		}
+		this.parser = retuning.parser;
+		this.owners = retuning.owners;
+		this.cache.putAll(retuning.methods);
+		this.recent.clear();
+	}
+
+	/**
+	 * Every limited method parsed with new settings, checked and ready to {@link #apply}.
+	 */
+	public static final class Retuning {
+
+		private final AnnotationRateLimitOperationSource source;
+
+		private final RateLimitAnnotationParser parser;
+
+		private final Owners owners;
+
+		private final Map<MethodClassKey, RateLimitedMethod> methods;
+
+		private Retuning(AnnotationRateLimitOperationSource source, RateLimitAnnotationParser parser, Owners owners,
+				Map<MethodClassKey, RateLimitedMethod> methods) {
+			this.source = source;
+			this.parser = parser;
+			this.owners = owners;
+			this.methods = methods;
+		}
+
+		/**
+		 * The operations, by limit name, as the retuning makes them.
+		 * @return one operation per limit
+		 */
+		public Map<String, RateLimitOperation> operations() {
+			Map<String, RateLimitOperation> operations = new LinkedHashMap<>();
+			for (RateLimitedMethod method : this.methods.values()) {
+				for (RateLimitOperation operation : method.operations()) {
+					operations.putIfAbsent(operation.limit().name(), operation);
+				}
+			}
+			return operations;
+		}
+
+	}
+
+	private RateLimitedMethod parse(RateLimitAnnotationParser parser, Method method, Class<?> targetClass) {
 		Class<?> userClass = (targetClass != null) ? ClassUtils.getUserClass(targetClass) : method.getDeclaringClass();
 		Method specific = AopUtils.getMostSpecificMethod(method, userClass);
 		List<RateLimit> annotations = new ArrayList<>(
@@ -117,37 +218,46 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		if (annotations.isEmpty() && typeAnnotations.isEmpty()) {
 			return null;
 		}
-		return this.parser.parse(specific, userClass, annotations, typeAnnotations);
+		return parser.parse(specific, userClass, annotations, typeAnnotations);
 	}
 
-	/** Two methods may share a limit by naming it, but then they must define it the same way. */
-	private RateLimitedMethod register(RateLimitedMethod method) {
-		for (RateLimitOperation operation : method.operations()) {
-			this.failurePolicies.put(operation.limit().name(), operation.failurePolicy());
-			RateLimitedMethod owner = this.limitOwners.putIfAbsent(operation.limit().name(), method);
-			if (owner != null && owner != method) {
-				RateLimitOperation other = owner.operations()
-					.stream()
-					.filter(candidate -> candidate.limit().name().equals(operation.limit().name()))
-					.findFirst()
-					.orElseThrow();
-				if (!Objects.equals(other.limit().toString(), operation.limit().toString())
-						|| other.limit().scope() != operation.limit().scope()
-						|| other.failurePolicy() != operation.failurePolicy() || other.shadow() != operation.shadow()) {
-					throw new IllegalStateException("Invalid @RateLimit on " + method.description() + ": limit '"
-							+ operation.limit().name() + "' is " + operation.limit() + " (on failure " + operation.failurePolicy()
-							+ ", shadow " + operation.shadow() + ") here but " + other.limit() + " (on failure "
-							+ other.failurePolicy() + ", shadow " + other.shadow() + ") on " + owner.description()
-							+ "; methods that share a limit by name must define it the same way");
+	/** The method that first declared each limit, and each limit's failure policy. */
+	private static final class Owners {
+
+		private final Map<String, RateLimitedMethod> limitOwners = new ConcurrentHashMap<>();
+
+		private final Map<String, FailurePolicy> failurePolicies = new ConcurrentHashMap<>();
+
+		/** Two methods may share a limit by naming it, but then they must define it the same way. */
+		private RateLimitedMethod register(RateLimitedMethod method) {
+			for (RateLimitOperation operation : method.operations()) {
+				this.failurePolicies.put(operation.limit().name(), operation.failurePolicy());
+				RateLimitedMethod owner = this.limitOwners.putIfAbsent(operation.limit().name(), method);
+				if (owner != null && owner != method) {
+					RateLimitOperation other = owner.operations()
+						.stream()
+						.filter(candidate -> candidate.limit().name().equals(operation.limit().name()))
+						.findFirst()
+						.orElseThrow();
+					if (!Objects.equals(other.limit().toString(), operation.limit().toString())
+							|| other.limit().scope() != operation.limit().scope()
+							|| other.failurePolicy() != operation.failurePolicy() || other.shadow() != operation.shadow()) {
+						throw new IllegalStateException("Invalid @RateLimit on " + method.description() + ": limit '"
+								+ operation.limit().name() + "' is " + operation.limit() + " (on failure " + operation.failurePolicy()
+								+ ", shadow " + operation.shadow() + ") here but " + other.limit() + " (on failure "
+								+ other.failurePolicy() + ", shadow " + other.shadow() + ") on " + owner.description()
+								+ "; methods that share a limit by name must define it the same way");
+					}
 				}
 			}
+			return method;
 		}
-		return method;
+
 	}
 
 	@Override
 	public FailurePolicy failurePolicy(String limitName) {
-		return this.failurePolicies.get(limitName);
+		return this.owners.failurePolicies.get(limitName);
 	}
 
 	private static void validate(RateLimiterProperties properties) {

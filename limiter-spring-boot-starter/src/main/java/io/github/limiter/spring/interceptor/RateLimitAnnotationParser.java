@@ -43,8 +43,8 @@ import io.github.limiter.spring.interceptor.RateLimitSettings.Setting;
  * Turns {@code @RateLimit} annotations into {@link RateLimitOperation}s, once per method, and validates them: every
  * problem fails startup with a message that names the class, the method, the attribute (or property) and the value.
  *
- * <p>Each setting comes from the first of: the annotation attribute (placeholders resolved), the named policy, the
- * defaults, the built-in default ({@link RateLimitSettings}, which binds the attributes with Boot's binder). The
+ * <p>Each setting comes from the first of: a runtime override of the limit, the annotation attribute (placeholders
+ * resolved), the named policy, the defaults, the built-in default ({@link RateLimitSettings}, which binds the attributes with Boot's binder). The
  * checks that span settings are all here, in {@code operation}.
  */
 final class RateLimitAnnotationParser {
@@ -56,13 +56,17 @@ final class RateLimitAnnotationParser {
 
 	private final StringValueResolver placeholders;
 
+	private final Map<String, Map<String, String>> overrides;
+
 	private final SpelExpressionParser expressionParser = new SpelExpressionParser();
 
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
-	RateLimitAnnotationParser(RateLimiterProperties properties, StringValueResolver placeholders) {
+	RateLimitAnnotationParser(RateLimiterProperties properties, StringValueResolver placeholders,
+			Map<String, Map<String, String>> overrides) {
 		this.properties = properties;
 		this.placeholders = placeholders;
+		this.overrides = overrides;
 	}
 
 	/**
@@ -123,7 +127,7 @@ final class RateLimitAnnotationParser {
 		if (!StringUtils.hasText(name)) {
 			name = defaultName;
 		}
-		RateLimitSettings settings = resolver.settings();
+		RateLimitSettings settings = resolver.settings(this.overrides.getOrDefault(name, Map.of()));
 		Algorithm algorithm = settings.get("algorithm", Algorithm.TOKEN_BUCKET).value();
 		Setting<Long> max = settings.get("max", null);
 		Setting<Duration> window = settings.get("window", null);
@@ -501,8 +505,8 @@ final class RateLimitAnnotationParser {
 			return raw;
 		}
 
-		/** The annotation's attributes, placeholders resolved, over its policy, over the defaults. */
-		RateLimitSettings settings() {
+		/** The overrides, over the annotation's attributes (placeholders resolved), its policy and the defaults. */
+		RateLimitSettings settings(Map<String, String> overrides) {
 			if (this.annotation.algorithm().length > 1) {
 				throw invalid("attribute 'algorithm'", Arrays.toString(this.annotation.algorithm()),
 						"must name at most one algorithm");
@@ -514,7 +518,7 @@ final class RateLimitAnnotationParser {
 					attributes.put(name, text);
 				}
 			});
-			return RateLimitSettings.overlay(attributes, this.policyName, this.policy,
+			return RateLimitSettings.overlay(overrides, attributes, this.policyName, this.policy,
 					RateLimitAnnotationParser.this.properties.getDefaults(), this.where);
 		}
 

@@ -24,7 +24,8 @@ import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties.Policy;
 
 /**
- * The settings of one {@code @RateLimit}: its attributes laid over its policy, laid over {@code limiter.defaults}.
+ * The settings of one {@code @RateLimit}: its runtime overrides laid over its attributes, laid over its policy, laid
+ * over {@code limiter.defaults}.
  *
  * <p>The attributes' text is bound to a {@link Policy} by Boot's {@link Binder}, with the conversions that bind the
  * policies themselves, so {@code 1s}, {@code per-instance} or {@code day} mean the same on an annotation and in
@@ -41,7 +42,20 @@ final class RateLimitSettings {
 		.map(PropertyDescriptor::getName)
 		.toList();
 
+	/**
+	 * The settings a runtime override may change: the numbers and the behaviour, not what names the state (the
+	 * algorithm, the scope, a calendar window's unit and zone) nor the policy.
+	 */
+	static final List<String> TUNABLE = NAMES.stream()
+		.filter(name -> !List.of("algorithm", "scope", "calendar", "zone", "policy").contains(name))
+		.toList();
+
 	private static final String PREFIX = "rate-limit";
+
+	private static final String ATTRIBUTE = "attribute";
+
+	/** The origin of a setting changed at runtime (through the endpoint, kept in the backend). */
+	static final String OVERRIDE = "runtime override";
 
 	private final Map<String, Setting<?>> settings;
 
@@ -50,7 +64,8 @@ final class RateLimitSettings {
 	}
 
 	/**
-	 * Lays the attributes over the policy and the defaults.
+	 * Lays the overrides over the attributes, the policy and the defaults.
+	 * @param overrides the settings overridden at runtime, by name, as text
 	 * @param attributes the attributes that were set, by name, their placeholders resolved
 	 * @param policyName the policy's name, empty for none
 	 * @param policy the policy, or {@code null}
@@ -58,16 +73,22 @@ final class RateLimitSettings {
 	 * @param where the annotated method, for error messages
 	 * @return the settings
 	 */
-	static RateLimitSettings overlay(Map<String, String> attributes, String policyName, Policy policy, Policy defaults,
-			String where) {
-		BeanWrapper annotation = PropertyAccessorFactory.forBeanPropertyAccess(bind(attributes, where));
+	static RateLimitSettings overlay(Map<String, String> overrides, Map<String, String> attributes, String policyName,
+			Policy policy, Policy defaults, String where) {
+		BeanWrapper override = PropertyAccessorFactory.forBeanPropertyAccess(bind(overrides, OVERRIDE, where));
+		BeanWrapper annotation = PropertyAccessorFactory.forBeanPropertyAccess(bind(attributes, ATTRIBUTE, where));
 		BeanWrapper named = (policy != null) ? PropertyAccessorFactory.forBeanPropertyAccess(policy) : null;
 		BeanWrapper fallback = PropertyAccessorFactory.forBeanPropertyAccess(defaults);
 		Map<String, Setting<?>> settings = new LinkedHashMap<>();
 		for (String name : NAMES) {
-			Object value = annotation.getPropertyValue(name);
+			Object value = override.getPropertyValue(name);
 			if (value != null) {
-				settings.put(name, new Setting<>(value, attributes.get(name), "attribute '" + name + "'", Level.ANNOTATION));
+				settings.put(name, new Setting<>(value, overrides.get(name), OVERRIDE + " '" + name + "'", Level.OVERRIDE));
+				continue;
+			}
+			value = annotation.getPropertyValue(name);
+			if (value != null) {
+				settings.put(name, new Setting<>(value, attributes.get(name), ATTRIBUTE + " '" + name + "'", Level.ANNOTATION));
 				continue;
 			}
 			value = (named != null) ? named.getPropertyValue(name) : null;
@@ -110,7 +131,10 @@ final class RateLimitSettings {
 		return attributes;
 	}
 
-	private static Policy bind(Map<String, String> attributes, String where) {
+	private static Policy bind(Map<String, String> attributes, String origin, String where) {
+		if (attributes.isEmpty()) {
+			return new Policy();
+		}
 		Map<String, String> source = new LinkedHashMap<>();
 		attributes.forEach((name, text) -> source.put(PREFIX + "." + kebab(name), text.trim()));
 		Binder binder = new Binder(List.of(new MapConfigurationPropertySource(source)), null,
@@ -122,7 +146,7 @@ final class RateLimitSettings {
 			ConfigurationProperty property = ex.getProperty();
 			String name = (property != null) ? camel(property.getName()) : ex.getName().toString();
 			String text = (property != null) ? String.valueOf(property.getValue()) : "";
-			throw RateLimitAnnotationParser.invalid(where, "attribute '" + name + "'", text,
+			throw RateLimitAnnotationParser.invalid(where, origin + " '" + name + "'", text,
 					"cannot be read: " + reason(ex, ex.getTarget().getType().resolve()));
 		}
 	}
@@ -188,7 +212,7 @@ final class RateLimitSettings {
 	record Setting<T>(T value, String text, String origin, Level level) {
 
 		boolean explicit() {
-			return this.level == Level.ANNOTATION || this.level == Level.POLICY;
+			return this.level == Level.OVERRIDE || this.level == Level.ANNOTATION || this.level == Level.POLICY;
 		}
 
 	}
@@ -196,7 +220,7 @@ final class RateLimitSettings {
 	/** Where a setting came from, strongest first. */
 	enum Level {
 
-		ANNOTATION, POLICY, DEFAULTS, BUILT_IN
+		OVERRIDE, ANNOTATION, POLICY, DEFAULTS, BUILT_IN
 
 	}
 

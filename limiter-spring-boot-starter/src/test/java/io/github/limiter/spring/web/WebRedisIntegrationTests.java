@@ -62,6 +62,13 @@ class WebRedisIntegrationTests {
 				HttpResponse.BodyHandlers.ofString());
 	}
 
+	private HttpResponse<String> post(String path, String json) throws Exception {
+		return this.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString(json))
+			.build(), HttpResponse.BodyHandlers.ofString());
+	}
+
 	private HttpResponse<String> delete(String path) throws Exception {
 		return this.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path)).DELETE().build(),
 				HttpResponse.BodyHandlers.ofString());
@@ -161,6 +168,33 @@ class WebRedisIntegrationTests {
 	}
 
 	@Test
+	void theEndpointOverridesALimitsNumbersAtRuntimeAndRemovesTheOverride() throws Exception {
+		String user = "t-" + UUID.randomUUID();
+		assertThat(get("/tuned/" + user).statusCode()).isEqualTo(200);
+		HttpResponse<String> tuned = post("/actuator/ratelimiters/tuned", "{\"max\": \"3\", \"cost\": \"1\"}");
+		assertThat(tuned.statusCode()).isEqualTo(200);
+		assertThat(tuned.body()).contains("\"capacity\":3")
+			.contains("\"max\":\"runtime override 'max'\"")
+			.contains("\"cost\":\"runtime override 'cost'\"")
+			.contains("\"window\":\"attribute 'window'\"");
+		// One of the 3 was taken before the change: the state is kept.
+		assertThat(get("/tuned/" + user).statusCode()).isEqualTo(200);
+		assertThat(get("/tuned/" + user).statusCode()).isEqualTo(200);
+		assertThat(get("/tuned/" + user).statusCode()).isEqualTo(429);
+
+		HttpResponse<String> invalid = post("/actuator/ratelimiters/tuned", "{\"max\": \"-1\"}");
+		assertThat(invalid.statusCode()).isEqualTo(400);
+		assertThat(post("/actuator/ratelimiters/tuned", "{}").statusCode()).isEqualTo(400);
+		assertThat(post("/actuator/ratelimiters/nope", "{\"max\": \"1\"}").statusCode()).isEqualTo(400);
+		assertThat(get("/actuator/ratelimiters/tuned").body()).as("an invalid override changes nothing")
+			.contains("\"capacity\":3");
+
+		HttpResponse<String> removed = delete("/actuator/ratelimiters/tuned");
+		assertThat(removed.statusCode()).isEqualTo(200);
+		assertThat(removed.body()).contains("\"capacity\":1").contains("\"max\":\"attribute 'max'\"");
+	}
+
+	@Test
 	void healthShowsTheBackendAnswering() throws Exception {
 		HttpResponse<String> health = get("/actuator/health/rateLimiter");
 		assertThat(health.statusCode()).isEqualTo(200);
@@ -181,6 +215,12 @@ class WebRedisIntegrationTests {
 		@GetMapping("/orders/{user}")
 		@RateLimit(name = "orders", key = "#user", max = "2", window = "1m", algorithm = Algorithm.SLIDING_WINDOW_LOG)
 		public String orders(@PathVariable String user) {
+			return "ok";
+		}
+
+		@GetMapping("/tuned/{user}")
+		@RateLimit(name = "tuned", key = "#user", max = "1", window = "1m", algorithm = Algorithm.FIXED_WINDOW)
+		String tuned(@PathVariable String user) {
 			return "ok";
 		}
 

@@ -1,0 +1,277 @@
+package io.github.limiter.spring.retune;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.core.env.Environment;
+
+import io.github.limiter.spi.OverrideStore;
+import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
+import io.github.limiter.spring.interceptor.AnnotationRateLimitOperationSource;
+import io.github.limiter.spring.interceptor.RateLimitOperation;
+import io.github.limiter.spring.interceptor.RateLimitedMethod;
+
+/**
+ * Applies new numbers to the limits of a running application, keeping their state: a limit whose numbers change
+ * keeps its keys, so the permits already taken count against the new numbers.
+ *
+ * <p>Two sources of change, one mechanism (every limited method parsed again over the new settings, checked as at
+ * startup, and swapped in at once, or nothing changes):
+ * <ul>
+ * <li>the environment: on Spring Cloud's {@code EnvironmentChangeEvent} (its {@code /actuator/refresh}, a config
+ * server's push), {@code limiter.*} and the annotations' placeholders are read again;</li>
+ * <li>runtime overrides of single limits ({@link #override}, {@code POST /actuator/ratelimiters/{name}}), which win
+ * over every other setting. On a shared backend they are kept there: every instance reads them at start and every
+ * {@code limiter.retune.refresh} after, so all apply them within that time and a restarted one finds them.</li>
+ * </ul>
+ * An invalid change is refused whole: an override with an error naming the setting and the value, an environment
+ * change with that error in the log, the limits staying as they were.
+ */
+public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, SmartLifecycle {
+
+	/** Spring Cloud's event, matched by name: Spring Cloud is optional. */
+	static final String ENVIRONMENT_CHANGE_EVENT = "org.springframework.cloud.context.environment.EnvironmentChangeEvent";
+
+	private static final System.Logger logger = System.getLogger(RateLimitRetuner.class.getName());
+
+	private final AnnotationRateLimitOperationSource source;
+
+	private final Environment environment;
+
+	private final OverrideStore store;
+
+	private final Duration refresh;
+
+	private final Duration timeout;
+
+	private RateLimiterProperties properties;
+
+	private Map<String, Map<String, String>> overrides = Map.of();
+
+	/** Whether the last read of the store failed: logged once, then once when it answers again. */
+	private boolean storeFailing;
+
+	/** The last overrides from the store that could not be applied: logged once. */
+	private Map<String, Map<String, String>> refused;
+
+	private ScheduledExecutorService poller;
+
+	private ScheduledFuture<?> polling;
+
+	/**
+	 * Creates a retuner.
+	 * @param source the limits
+	 * @param environment the environment they were read from
+	 * @param properties the properties they were read with
+	 * @param store where overrides are shared, or {@code null} to keep them in this instance
+	 * @param refresh how often overrides are read from the store
+	 * @param timeout how long a read or write of the store may take
+	 */
+	public RateLimitRetuner(AnnotationRateLimitOperationSource source, Environment environment,
+			RateLimiterProperties properties, OverrideStore store, Duration refresh, Duration timeout) {
+		this.source = source;
+		this.environment = environment;
+		this.properties = properties;
+		this.store = store;
+		this.refresh = refresh;
+		this.timeout = timeout;
+	}
+
+	/**
+	 * The runtime overrides in force.
+	 * @return the settings overridden, by limit name then setting name
+	 */
+	public synchronized Map<String, Map<String, String>> overrides() {
+		return this.overrides;
+	}
+
+	/**
+	 * Overrides settings of one limit (replacing its earlier overrides), on every instance: checked as startup checks
+	 * annotations, stored in the shared backend, then applied here; the other instances apply it at their next read.
+	 * @param limit the limit's name
+	 * @param settings the settings, as text ({@code max=20}, {@code window=1s}); empty to remove the overrides
+	 * @return the limit as it now is
+	 * @throws IllegalArgumentException when the limit is unknown or a setting is not one that can be overridden
+	 * @throws IllegalStateException when a value is invalid (nothing changes)
+	 * @throws io.github.limiter.spi.BackendException when the shared backend could not store it (nothing changes)
+	 */
+	public synchronized RateLimitOperation override(String limit, Map<String, String> settings) {
+		if (!current().containsKey(limit)) {
+			throw new IllegalArgumentException("There is no limit named '" + limit + "'");
+		}
+		Map<String, Map<String, String>> wanted = new TreeMap<>(this.overrides);
+		if (settings.isEmpty()) {
+			wanted.remove(limit);
+		}
+		else {
+			wanted.put(limit, Map.copyOf(settings));
+		}
+		AnnotationRateLimitOperationSource.Retuning retuning = this.source.retuning(this.properties, wanted);
+		if (this.store != null) {
+			// Stored first: an override that only this instance applied would be undone by its next read.
+			join(this.store.override(limit, settings), "store the overrides of limit '" + limit + "'");
+		}
+		this.source.apply(retuning);
+		this.overrides = Map.copyOf(wanted);
+		RateLimitOperation operation = retuning.operations().get(limit);
+		logger.log(System.Logger.Level.INFO, () -> "Limit '" + limit + "' retuned at runtime: "
+				+ (settings.isEmpty() ? "overrides removed" : "overrides " + new TreeMap<>(settings)) + ", now " + operation.limit()
+				+ ((this.store != null) ? "; the other instances apply it within " + this.refresh : ""));
+		return operation;
+	}
+
+	/**
+	 * Reads {@code limiter.*} from the environment again and applies it with the overrides in force; an invalid
+	 * change is logged and leaves the limits as they were.
+	 * @return whether the new settings were applied
+	 */
+	public synchronized boolean refreshFromEnvironment() {
+		RateLimiterProperties fresh = Binder.get(this.environment).bindOrCreate("limiter", RateLimiterProperties.class);
+		try {
+			apply(fresh, this.overrides, "the environment changed");
+			this.properties = fresh;
+			return true;
+		}
+		catch (RuntimeException ex) {
+			logger.log(System.Logger.Level.ERROR, "The environment changed, but the limits stay as they were: "
+					+ ex.getMessage());
+			return false;
+		}
+	}
+
+	/** Reads the overrides in the store and applies them if they changed. */
+	synchronized void readStore() {
+		Map<String, Map<String, String>> stored;
+		try {
+			stored = join(this.store.overrides(), "read the runtime overrides");
+			if (this.storeFailing) {
+				this.storeFailing = false;
+				logger.log(System.Logger.Level.INFO, "Runtime overrides are read from the backend again");
+			}
+		}
+		catch (RuntimeException ex) {
+			if (!this.storeFailing) {
+				this.storeFailing = true;
+				logger.log(System.Logger.Level.WARNING, "Could not read the runtime overrides of the limits; the limits "
+						+ "stay as they are and the read is retried every " + this.refresh + ": " + ex.getMessage());
+			}
+			return;
+		}
+		if (stored.equals(this.overrides) || stored.equals(this.refused)) {
+			return;
+		}
+		try {
+			apply(this.properties, stored, "the runtime overrides in the backend changed");
+			this.overrides = Map.copyOf(stored);
+			this.refused = null;
+		}
+		catch (RuntimeException ex) {
+			this.refused = stored;
+			logger.log(System.Logger.Level.ERROR, "The runtime overrides in the backend cannot be applied, the limits "
+					+ "stay as they were: " + ex.getMessage());
+		}
+	}
+
+	private void apply(RateLimiterProperties properties, Map<String, Map<String, String>> overrides, String why) {
+		Map<String, RateLimitOperation> before = current();
+		AnnotationRateLimitOperationSource.Retuning retuning = this.source.retuning(properties, overrides);
+		this.source.apply(retuning);
+		Map<String, String> changed = new LinkedHashMap<>();
+		retuning.operations().forEach((name, operation) -> {
+			RateLimitOperation old = before.get(name);
+			if (old == null || !Objects.equals(describe(old), describe(operation))) {
+				changed.put(name, describe(operation));
+			}
+		});
+		if (!changed.isEmpty()) {
+			logger.log(System.Logger.Level.INFO, () -> "Limits retuned because " + why + ": " + changed);
+		}
+	}
+
+	/** The limits in force, by name. */
+	private Map<String, RateLimitOperation> current() {
+		Map<String, RateLimitOperation> operations = new LinkedHashMap<>();
+		for (RateLimitedMethod method : this.source.rateLimitedMethods()) {
+			for (RateLimitOperation operation : method.operations()) {
+				operations.putIfAbsent(operation.limit().name(), operation);
+			}
+		}
+		return operations;
+	}
+
+	private static String describe(RateLimitOperation operation) {
+		return operation.limit() + " cost " + operation.cost() + ", on failure " + operation.failurePolicy() + ", shadow "
+				+ operation.shadow() + ", max wait " + operation.maxWait();
+	}
+
+	private <T> T join(java.util.concurrent.CompletionStage<T> stage, String what) {
+		try {
+			return stage.toCompletableFuture().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+		}
+		catch (java.util.concurrent.TimeoutException ex) {
+			throw new io.github.limiter.spi.BackendException("Could not " + what + " within " + this.timeout, ex);
+		}
+		catch (java.util.concurrent.ExecutionException ex) {
+			throw new io.github.limiter.spi.BackendException("Could not " + what + ": " + ex.getCause().getMessage(),
+					ex.getCause());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new io.github.limiter.spi.BackendException("Interrupted while trying to " + what, ex);
+		}
+	}
+
+	@Override
+	public void onApplicationEvent(ApplicationEvent event) {
+		if (event.getClass().getName().equals(ENVIRONMENT_CHANGE_EVENT)) {
+			refreshFromEnvironment();
+		}
+	}
+
+	@Override
+	public synchronized void start() {
+		if (this.store == null || this.poller != null) {
+			return;
+		}
+		readStore();
+		this.poller = Executors.newSingleThreadScheduledExecutor(runnable -> {
+			Thread thread = new Thread(runnable, "limiter-overrides");
+			thread.setDaemon(true);
+			return thread;
+		});
+		long millis = Math.max(1, this.refresh.toMillis());
+		this.polling = this.poller.scheduleWithFixedDelay(this::readStore, millis, millis, TimeUnit.MILLISECONDS);
+	}
+
+	@Override
+	public synchronized void stop() {
+		if (this.poller != null) {
+			this.polling.cancel(false);
+			this.poller.shutdownNow();
+			this.poller = null;
+		}
+	}
+
+	/** Before the web server starts: a restarted instance serves with the overrides in force. */
+	@Override
+	public int getPhase() {
+		return SmartLifecycle.DEFAULT_PHASE - 2048;
+	}
+
+	@Override
+	public synchronized boolean isRunning() {
+		return this.poller != null;
+	}
+
+}

@@ -1,0 +1,150 @@
+package io.github.limiter.spring.retune;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.util.TestPropertyValues;
+import org.springframework.cloud.context.environment.EnvironmentChangeEvent;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.limiter.spring.interceptor.RateLimitOperation;
+import io.github.limiter.spring.interceptor.RateLimitOperationSource;
+import io.github.limiter.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * Limits retuned while the application runs, from the environment and from runtime overrides: the new numbers apply
+ * to the state already there (nothing is wiped), on every instance, and an invalid change changes nothing.
+ */
+class RetuneTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
+		.withBean(Api.class)
+		.withPropertyValues("limiter.backend=local", "limiter.policies.api.algorithm=fixed-window",
+				"limiter.policies.api.max=3", "limiter.policies.api.window=1h");
+
+	@Test
+	void anEnvironmentChangeRetunesTheLimitAndKeepsWhatWasCounted() {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			admit(api, "k", 3);
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.call("k"));
+			changeEnvironment(context, "limiter.policies.api.max=5");
+			// 3 were counted under the old limit: 2 more fit under the new one, not 5.
+			admit(api, "k", 2);
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.call("k"));
+			assertThat(operation(context).settingSources()).containsEntry("max", "limiter.policies.api.max");
+		});
+	}
+
+	@Test
+	void anInvalidEnvironmentChangeLeavesTheLimitsAsTheyWere() {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			changeEnvironment(context, "limiter.policies.api.max=0");
+			assertThat(operation(context).limit().capacity()).isEqualTo(3);
+			changeEnvironment(context, "limiter.policies.api.max=4", "limiter.policies.api.capacity=9");
+			assertThat(operation(context).limit().capacity()).as("capacity is not a fixed window's").isEqualTo(3);
+			admit(api, "k", 3);
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.call("k"));
+		});
+	}
+
+	@Test
+	void aRuntimeOverrideWinsOverEverySettingAndCanBeRemoved() {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			RateLimitRetuner retuner = context.getBean(RateLimitRetuner.class);
+			admit(api, "k", 3);
+			RateLimitOperation operation = retuner.override("api", Map.of("max", "4"));
+			assertThat(operation.limit().capacity()).isEqualTo(4);
+			assertThat(operation.settingSources()).containsEntry("max", "runtime override 'max'")
+				.containsEntry("window", "limiter.policies.api.window");
+			admit(api, "k", 1);
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.call("k"));
+			assertThat(retuner.overrides()).isEqualTo(Map.of("api", Map.of("max", "4")));
+			retuner.override("api", Map.of());
+			assertThat(operation(context).limit().capacity()).isEqualTo(3);
+			assertThat(retuner.overrides()).isEmpty();
+		});
+	}
+
+	@Test
+	void anInvalidOverrideIsRefusedNamingTheSettingAndTheValueAndChangesNothing() {
+		this.runner.run(context -> {
+			RateLimitRetuner retuner = context.getBean(RateLimitRetuner.class);
+			assertThatIllegalStateException().isThrownBy(() -> retuner.override("api", Map.of("max", "0")))
+				.withMessage("Invalid @RateLimit on " + Api.class.getName() + ".call(java.lang.String): "
+						+ "runtime override 'max' = '0' must be positive");
+			assertThatIllegalStateException().isThrownBy(() -> retuner.override("api", Map.of("window", "soon")))
+				.withMessageContaining("runtime override 'window' = 'soon' cannot be read");
+			assertThatIllegalArgumentException().isThrownBy(() -> retuner.override("api", Map.of("algorithm", "token-bucket")))
+				.withMessageStartingWith("Runtime override 'algorithm' of limit 'api' is not a setting that can change at runtime");
+			assertThatIllegalArgumentException().isThrownBy(() -> retuner.override("nope", Map.of("max", "1")))
+				.withMessage("There is no limit named 'nope'");
+			assertThat(operation(context).limit().capacity()).isEqualTo(3);
+			assertThat(retuner.overrides()).isEmpty();
+		});
+	}
+
+	@Test
+	void overridesAreSharedThroughRedisAppliedByEveryInstanceAndFoundByARestartedOne() {
+		String prefix = TestRedis.uniquePrefix();
+		// A connection factory per instance, each closed with its context.
+		ApplicationContextRunner shared = this.runner
+			.withBean(RedisConnectionFactory.class, TestRedis::lettuce)
+			.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix, "limiter.retune.refresh=100ms",
+					"limiter.failure.deadline=5s");
+		shared.run(one -> shared.run(other -> {
+			Api api = other.getBean(Api.class);
+			admit(api, "k", 2);
+			one.getBean(RateLimitRetuner.class).override("api", Map.of("max", "5"));
+			long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+			while (operation(other).limit().capacity() != 5 && System.nanoTime() < deadline) {
+				Thread.sleep(20);
+			}
+			assertThat(operation(other).settingSources()).containsEntry("max", "runtime override 'max'");
+			// 2 of the 5 were taken before the change, on the key both instances share.
+			admit(api, "k", 3);
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.call("k"));
+		}));
+		shared.run(restarted -> assertThat(operation(restarted).limit().capacity()).isEqualTo(5));
+	}
+
+	private static void changeEnvironment(ConfigurableApplicationContext context, String... properties) {
+		TestPropertyValues.of(properties).applyTo(context);
+		context.publishEvent(new EnvironmentChangeEvent(context, Set.of(properties)));
+	}
+
+	private static RateLimitOperation operation(ConfigurableApplicationContext context) {
+		return context.getBean(RateLimitOperationSource.class).rateLimitedMethods().iterator().next().operations().get(0);
+	}
+
+	private static void admit(Api api, String key, int calls) {
+		for (int i = 0; i < calls; i++) {
+			api.call(key);
+		}
+	}
+
+	static class Api {
+
+		@RateLimit(name = "api", key = "#key", policy = "api")
+		public void call(String key) {
+		}
+
+	}
+
+}
