@@ -83,6 +83,31 @@ class SampleApplicationTests {
 	}
 
 	@Test
+	void anOperatorWidensTheFlashSaleBurstAtRuntimeAndPutsItBack() throws Exception {
+		HttpResponse<String> tuned = this.client.send(request("/actuator/ratelimiters/seckill-sku")
+			.header("Content-Type", "application/json")
+			.POST(HttpRequest.BodyPublishers.ofString("{\"capacity\": \"20\"}"))
+			.build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(tuned.statusCode()).as(tuned.body()).isEqualTo(200);
+		assertThat(tuned.body()).contains("\"capacity\":20").contains("\"capacity\":\"runtime override 'capacity'\"");
+		try {
+			// Configured, a SKU's burst is 10; overridden, 20 orders go through at once.
+			String sku = "tuned-" + UUID.randomUUID();
+			int ordered = 0;
+			for (int i = 0; i < 20; i++) {
+				ordered += post("/seckill/" + sku).body().contains("\"ordered\"") ? 1 : 0;
+			}
+			assertThat(ordered).isGreaterThanOrEqualTo(20);
+		}
+		finally {
+			HttpResponse<String> back = this.client.send(request("/actuator/ratelimiters/seckill-sku").DELETE().build(),
+					HttpResponse.BodyHandlers.ofString());
+			assertThat(back.body()).contains("\"capacity\":10")
+				.contains("\"capacity\":\"limiter.policies.flash-sale.capacity\"");
+		}
+	}
+
+	@Test
 	void onlyFailedLoginsCountAndTheFourthAsksForACaptcha() throws Exception {
 		assertThat(post("/login?username=bob&password=hunter2").statusCode()).isEqualTo(200);
 		assertThat(post("/login?username=bob&password=hunter2").statusCode()).as("successes do not count").isEqualTo(200);

@@ -50,6 +50,8 @@ import io.github.limiter.spring.retune.RateLimitRetuner;
 @Endpoint(id = "ratelimiters", defaultAccess = Access.READ_ONLY)
 public class RateLimitersEndpoint {
 
+	private static final System.Logger logger = System.getLogger(RateLimitersEndpoint.class.getName());
+
 	private final RateLimitOperationSource source;
 
 	private final RateLimiter rateLimiter;
@@ -179,6 +181,9 @@ public class RateLimitersEndpoint {
 			this.retuner.override(name, settings);
 		}
 		catch (IllegalArgumentException | IllegalStateException ex) {
+			// Spring Boot does not show the reason of a 400 by default: the operator finds it here.
+			logger.log(System.Logger.Level.WARNING, "Refused to retune limit '" + name + "' with " + settings + ": "
+					+ ex.getMessage());
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
 		}
 		return collect().get(name);

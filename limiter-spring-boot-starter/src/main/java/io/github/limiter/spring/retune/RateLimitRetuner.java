@@ -120,7 +120,13 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		AnnotationRateLimitOperationSource.Retuning retuning = this.source.retuning(this.properties, wanted);
 		if (this.store != null) {
 			// Stored first: an override that only this instance applied would be undone by its next read.
-			join(this.store.override(limit, settings), "store the overrides of limit '" + limit + "'");
+			try {
+				join(this.store.override(limit, settings), "store the overrides of limit '" + limit + "'");
+			}
+			catch (RuntimeException ex) {
+				logger.log(System.Logger.Level.WARNING, "Limit '" + limit + "' was not retuned: " + ex.getMessage());
+				throw ex;
+			}
 		}
 		this.source.apply(retuning);
 		this.overrides = Map.copyOf(wanted);
