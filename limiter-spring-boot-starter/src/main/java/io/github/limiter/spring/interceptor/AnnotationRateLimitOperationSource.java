@@ -145,6 +145,21 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 	}
 
 	/**
+	 * The operations of some methods, one per limit name (methods that share a limit define it alike).
+	 * @param methods limited methods
+	 * @return the first operation of each limit, by limit name, in order
+	 */
+	public static Map<String, RateLimitOperation> byLimit(Collection<RateLimitedMethod> methods) {
+		Map<String, RateLimitOperation> operations = new LinkedHashMap<>();
+		for (RateLimitedMethod method : methods) {
+			for (RateLimitOperation operation : method.operations()) {
+				operations.putIfAbsent(operation.limit().name(), operation);
+			}
+		}
+		return operations;
+	}
+
+	/**
 	 * The settings a runtime override may change.
 	 * @return their names, as the properties of a policy
 	 */
@@ -193,13 +208,7 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		 * @return one operation per limit
 		 */
 		public Map<String, RateLimitOperation> operations() {
-			Map<String, RateLimitOperation> operations = new LinkedHashMap<>();
-			for (RateLimitedMethod method : this.methods.values()) {
-				for (RateLimitOperation operation : method.operations()) {
-					operations.putIfAbsent(operation.limit().name(), operation);
-				}
-			}
-			return operations;
+			return byLimit(this.methods.values());
 		}
 
 	}

@@ -20,7 +20,6 @@ import io.github.limiter.spi.OverrideStore;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 import io.github.limiter.spring.interceptor.AnnotationRateLimitOperationSource;
 import io.github.limiter.spring.interceptor.RateLimitOperation;
-import io.github.limiter.spring.interceptor.RateLimitedMethod;
 
 /**
  * Applies new numbers to the limits of a running application, keeping their state: a limit whose numbers change
@@ -207,13 +206,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 
 	/** The limits in force, by name. */
 	private Map<String, RateLimitOperation> current() {
-		Map<String, RateLimitOperation> operations = new LinkedHashMap<>();
-		for (RateLimitedMethod method : this.source.rateLimitedMethods()) {
-			for (RateLimitOperation operation : method.operations()) {
-				operations.putIfAbsent(operation.limit().name(), operation);
-			}
-		}
-		return operations;
+		return AnnotationRateLimitOperationSource.byLimit(this.source.rateLimitedMethods());
 	}
 
 	private static String describe(RateLimitOperation operation) {

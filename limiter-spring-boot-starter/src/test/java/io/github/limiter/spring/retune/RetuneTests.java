@@ -13,8 +13,10 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.spring.actuate.RateLimitersEndpoint;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.limiter.spring.interceptor.AnnotationRateLimitOperationSource;
 import io.github.limiter.spring.interceptor.RateLimitOperation;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
 import io.github.limiter.testsupport.TestRedis;
@@ -122,6 +124,20 @@ class RetuneTests {
 			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.call("k"));
 		}));
 		shared.run(restarted -> assertThat(operation(restarted).limit().capacity()).isEqualTo(5));
+	}
+
+	@Test
+	void theEndpointTakesEverySettingThatCanBeOverriddenAndNoOther() {
+		java.lang.reflect.Method retune = java.util.Arrays.stream(RateLimitersEndpoint.class.getMethods())
+			.filter(method -> method.getName().equals("retune"))
+			.findFirst()
+			.orElseThrow();
+		java.util.List<String> parameters = java.util.Arrays.stream(retune.getParameters())
+			.map(java.lang.reflect.Parameter::getName)
+			.filter(name -> !name.equals("name"))
+			.sorted()
+			.toList();
+		assertThat(parameters).isEqualTo(AnnotationRateLimitOperationSource.tunableSettings().stream().sorted().toList());
 	}
 
 	private static void changeEnvironment(ConfigurableApplicationContext context, String... properties) {
