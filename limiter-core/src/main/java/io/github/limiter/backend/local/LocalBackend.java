@@ -289,9 +289,11 @@ public final class LocalBackend implements RateLimiterBackend {
 	private Entry entry(StoreKey key) {
 		Entry entry = this.entries.getIfPresent(key);
 		if (entry != null) {
+			entry.follow(key.limit);
 			return entry;
 		}
 		entry = this.entries.get(key, k -> new Entry(algorithm(k.limit)));
+		entry.follow(key.limit);
 		if (this.insertions.incrementAndGet() % SWEEP_EVERY == 0 && !this.sweeping.get()) {
 			ForkJoinPool.commonPool().execute(this::sweep);
 		}
@@ -371,12 +373,24 @@ public final class LocalBackend implements RateLimiterBackend {
 	/** A key's slot: its limit and its state (null when fresh), {@link #REMOVED} or {@link Held}. */
 	private static final class Entry {
 
-		final AbstractLimit<Object> limit;
+		/** The limit that last decided the state: its numbers tell the sweep when the state expires. */
+		volatile AbstractLimit<Object> limit;
 
 		volatile Object state;
 
 		Entry(AbstractLimit<Object> limit) {
 			this.limit = limit;
+		}
+
+		/**
+		 * Follows a limit whose numbers changed (retuned at runtime, same name and algorithm): the state is kept, and
+		 * from now on expires by the new numbers.
+		 */
+		void follow(Limit limit) {
+			AbstractLimit<Object> current = this.limit;
+			if (current != limit && !current.equals(limit)) {
+				this.limit = algorithm(limit);
+			}
 		}
 
 		/**

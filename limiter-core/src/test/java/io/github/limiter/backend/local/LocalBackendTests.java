@@ -78,6 +78,22 @@ class LocalBackendTests {
 	}
 
 	@Test
+	void aStateKeptAcrossARetunedLimitExpiresByTheNewNumbers() {
+		ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
+		LocalBackend backend = LocalBackend.create(clock, 100);
+		RateLimiter limiter = RateLimiter.of(backend);
+		limiter.acquire(SlidingWindowLog.of("retuned", 5, Duration.ofSeconds(1)), "k");
+		// Retuned to a window of an hour: same name and algorithm, so the same key and state.
+		SlidingWindowLog hourly = SlidingWindowLog.of("retuned", 5, Duration.ofHours(1));
+		limiter.acquire(hourly, "k");
+		limiter.acquire(hourly, "k");
+		clock.advance(Duration.ofSeconds(2));
+		assertThat(backend.size()).as("the hour's log is not swept by the second's numbers").isEqualTo(1);
+		// The three calls of the last hour count: this one is the fourth of 5.
+		assertThat(limiter.acquire(hourly, "k").remaining()).isEqualTo(1);
+	}
+
+	@Test
 	void evictionNeverLosesAConcurrentUpdate() throws Exception {
 		LocalBackend backend = LocalBackend.create(TimeSource.SYSTEM, 50);
 		RateLimiter limiter = RateLimiter.of(backend);
