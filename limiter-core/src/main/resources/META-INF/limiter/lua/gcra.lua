@@ -4,7 +4,8 @@
 -- ticks; every quantity is at most capacity x interval ticks (three times that with a warm-up), which Java keeps
 -- within 2^53 (exact in Lua's doubles).
 -- State: one string, the theoretical arrival time: whole microseconds, then ':' and the ticks of the next
--- microsecond when there are any; a warming bucket always writes the ticks and then ':' and its stored idleness.
+-- microsecond when there are any; a warming bucket always writes the ticks and then ':' and its stored idleness
+-- in whole microseconds.
 -- It expires when the bucket is full (and, warming, cold again).
 -- Parameters 'gc': {capacity, interval (ticks per permit), delay-free (permits in excess of the rate served
 -- without a delay, nginx 'delay': 0 queues them all, the capacity none), max delay (microseconds a call accepts to

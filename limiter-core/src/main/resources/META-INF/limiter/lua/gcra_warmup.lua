@@ -6,13 +6,15 @@
 
 -- Stored idleness now, in ticks up to the warm-up period w: a new key is cold; idle time
 -- accrues while the arrival time lies in the past.
+-- The state keeps it in whole microseconds, so that a bucket retuned to another q reads it as the same time.
 local function gcra_stored(p, now, ahead, micros, ticks, stored)
   local w, q = p[6], p[5]
   if not micros then
     return w
   end
+  stored = math.min(stored, w / q) * q
   if ahead > 0 or micros >= now then
-    return math.min(w, stored)
+    return stored
   end
   if now - micros > (w - math.fmod(w, q)) / q + 1 then
     return w
@@ -62,17 +64,18 @@ end
 -- stored: the idleness after the call; the key lives until the bucket is full and cold again.
 gcra_warm_store = function(key, ahead, p, now, stored)
   local q, w = p[5], p[6]
-  if ahead <= 0 and stored >= w then
+  local stored_micros = (stored - math.fmod(stored, q)) / q
+  if ahead <= 0 and stored_micros * q >= w then
     kv_del(key)
     return
   end
   local ticks = math.fmod(ahead, q)
   local micros = now + (ahead - ticks) / q
-  local until_cold = micros - now + ceil_div(w - math.min(w, stored), q)
+  local until_cold = micros - now + ceil_div(w - math.min(w, stored_micros * q), q)
   if ticks ~= 0 then
     until_cold = until_cold + 1
   end
-  kv_set(key, string.format('%.0f:%.0f:%.0f', micros, ticks, stored), ttl_millis(until_cold))
+  kv_set(key, string.format('%.0f:%.0f:%.0f', micros, ticks, stored_micros), ttl_millis(until_cold))
 end
 
 -- Saturates at an empty bucket, unless the arrival time already lies beyond it (cold permits).

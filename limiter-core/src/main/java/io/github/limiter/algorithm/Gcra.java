@@ -156,12 +156,20 @@ final class Gcra {
 			return this.warmup;
 		}
 		if (ahead > 0 || state.micros() >= now) {
-			return Math.min(this.warmup, state.stored());
+			return storedTicks(state);
 		}
 		if (now - state.micros() > this.warmup / this.q + 1) {
 			return this.warmup;
 		}
-		return Math.min(this.warmup, state.stored() + (now - state.micros()) * this.q - state.ticks());
+		return Math.min(this.warmup, storedTicks(state) + (now - state.micros()) * this.q - state.ticks());
+	}
+
+	/**
+	 * A state's stored idleness in this bucket's ticks: it is kept in whole microseconds, so that a bucket retuned to
+	 * another subdivision of the microsecond reads it as the same time.
+	 */
+	private long storedTicks(GcraState state) {
+		return Math.min(state.stored(), this.warmup / this.q) * this.q;
 	}
 
 	/**
@@ -235,7 +243,7 @@ final class Gcra {
 
 	long expiresAtMicros(GcraState tat) {
 		long arrival = tat.micros() + ((tat.ticks() > 0) ? 1 : 0);
-		return (this.warmup == 0) ? arrival : arrival + ceilDiv(this.warmup - Math.min(this.warmup, tat.stored()), this.q);
+		return (this.warmup == 0) ? arrival : arrival + ceilDiv(this.warmup - storedTicks(tat), this.q);
 	}
 
 	/**
@@ -253,8 +261,9 @@ final class Gcra {
 		return Math.min(this.ceiling, micros * this.q + tat.ticks());
 	}
 
+	/** The state of an arrival time {@code ahead} ticks from now, with {@code stored} ticks of idleness. */
 	private GcraState at(long now, long ahead, long stored) {
-		return new GcraState(now + ahead / this.q, ahead % this.q, stored);
+		return new GcraState(now + ahead / this.q, ahead % this.q, stored / this.q);
 	}
 
 	private static long ceilDiv(long ticks, long q) {

@@ -8,8 +8,8 @@ package io.github.limiter.algorithm;
  *
  * @param micros whole microseconds since the epoch
  * @param ticks the fraction of the next microsecond, in ticks, {@code 0 <= ticks < q}
- * @param stored a warming bucket's stored idleness, in ticks, from 0 (warm) to its warm-up period (cold); 0 for
- * buckets without a warm-up
+ * @param stored a warming bucket's stored idleness, in whole microseconds, from 0 (warm) to its warm-up period
+ * (cold); 0 for buckets without a warm-up
  */
 public record GcraState(long micros, long ticks, long stored) {
 

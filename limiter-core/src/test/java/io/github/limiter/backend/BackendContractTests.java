@@ -292,6 +292,18 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aWarmingBucketRetunedToAnotherRateKeepsItsIdleness() {
+		assertThat(this.limiter.acquire(warming("retuned-warm", 1), "k").allowed()).isTrue();
+		// Retuned to 7 per second, whose permits are no whole microseconds: the same key, 3.9 s of idleness left.
+		Limit sevenPerSecond = TokenBucket.builder("retuned-warm").capacity(1).refill(7, Duration.ofSeconds(1))
+			.warmup(Duration.ofSeconds(4)).build();
+		at(ms(300));
+		assertThat(this.limiter.acquire(sevenPerSecond, "k").allowed()).isTrue();
+		// Still cold: about 143 ms for the permit and 261 ms of surcharge, where a warm bucket would ask 143 ms.
+		assertThat(this.limiter.acquire(sevenPerSecond, "k").retryAfter()).isBetween(ms(400), ms(410));
+	}
+
+	@Test
 	void aWarmingBucketOfCapacityOneAdmitsWhatGuavasWarmingRateLimiterAdmits() {
 		Limit limit = warming("guava", 1);
 		GuavaWarmingLimiter guava = new GuavaWarmingLimiter(10, Duration.ofSeconds(4));

@@ -134,7 +134,7 @@ public final class RateLimiterAutoConfiguration {
 		positive("limiter.retune.refresh", retune.getRefresh());
 		positive("limiter.retune.timeout", retune.getTimeout());
 		OverrideStore store = (backend.getIfAvailable() instanceof OverrideStore shared) ? shared : null;
-		return new RateLimitRetuner(source, environment, properties, store, retune.getRefresh(), retune.getTimeout());
+		return new RateLimitRetuner(source, environment, store, retune.getRefresh(), retune.getTimeout());
 	}
 
 	/** Of several limits decided together, the strictest policy wins: closed, then local, then open. */

@@ -51,6 +51,9 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 
 	private volatile Owners owners = new Owners();
 
+	/** Moves on every retuning applied: what {@link #recent} remembers from before is not used after. */
+	private volatile int generation;
+
 	/**
 	 * Creates a source.
 	 * @param properties the limiter properties (policies and defaults)
@@ -79,14 +82,15 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		if (method.getDeclaringClass() == Object.class) {
 			return null;
 		}
+		int generation = this.generation;
 		Resolved recent = this.recent.get(method);
-		if (recent != null && recent.targetClass == targetClass) {
+		if (recent != null && recent.targetClass == targetClass && recent.generation == generation) {
 			return recent.limited;
 		}
 		MethodClassKey key = new MethodClassKey(method, targetClass);
 		Object cached = this.cache.get(key);
 		if (cached == null) {
-			// Once per method and class (all of them at startup): locked, so that a retuning never misses one.
+			// Once per method and class (all of them at startup), under the lock that applies a retuning.
 			synchronized (this) {
 				cached = this.cache.get(key);
 				if (cached == null) {
@@ -97,11 +101,12 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 			}
 		}
 		RateLimitedMethod limited = (cached != NOT_LIMITED) ? (RateLimitedMethod) cached : null;
-		this.recent.put(method, new Resolved(targetClass, limited));
+		// Remembered for the generation it was read in: one read before a retuning is never taken for a later one.
+		this.recent.put(method, new Resolved(targetClass, limited, generation));
 		return limited;
 	}
 
-	private record Resolved(Class<?> targetClass, RateLimitedMethod limited) {
+	private record Resolved(Class<?> targetClass, RateLimitedMethod limited, int generation) {
 
 	}
 
@@ -176,9 +181,17 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		if (retuning.source != this) {
 			throw new IllegalStateException("a retuning applies to the source that made it");
 		}
+		// Methods first seen since the retuning was made are parsed with its settings too.
+		Map<MethodClassKey, RateLimitedMethod> methods = new LinkedHashMap<>(retuning.methods);
+		this.cache.forEach((key, cached) -> {
+			if (cached instanceof RateLimitedMethod method && !methods.containsKey(key)) {
+				methods.put(key, retuning.owners.register(parse(retuning.parser, method.method(), method.targetClass())));
+			}
+		});
 		this.parser = retuning.parser;
 		this.owners = retuning.owners;
-		this.cache.putAll(retuning.methods);
+		this.cache.putAll(methods);
+		this.generation++;
 		this.recent.clear();
 	}
 

@@ -61,7 +61,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	/** Whether the last read of the store failed: logged once, then once when it answers again. */
 	private boolean storeFailing;
 
-	/** The last overrides from the store that could not be applied: logged once. */
+	/** The last overrides read from the store of which some could not apply: logged once. */
 	private Map<String, Map<String, String>> refused;
 
 	private ScheduledExecutorService poller;
@@ -71,17 +71,17 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	/**
 	 * Creates a retuner.
 	 * @param source the limits
-	 * @param environment the environment they were read from
-	 * @param properties the properties they were read with
+	 * @param environment the environment they were read from (the retuner binds its own copy of {@code limiter.*}:
+	 * Spring Cloud rebinds the properties bean in place, invalid values included)
 	 * @param store where overrides are shared, or {@code null} to keep them in this instance
 	 * @param refresh how often overrides are read from the store
 	 * @param timeout how long a read or write of the store may take
 	 */
-	public RateLimitRetuner(AnnotationRateLimitOperationSource source, Environment environment,
-			RateLimiterProperties properties, OverrideStore store, Duration refresh, Duration timeout) {
+	public RateLimitRetuner(AnnotationRateLimitOperationSource source, Environment environment, OverrideStore store,
+			Duration refresh, Duration timeout) {
 		this.source = source;
 		this.environment = environment;
-		this.properties = properties;
+		this.properties = bind(environment);
 		this.store = store;
 		this.refresh = refresh;
 		this.timeout = timeout;
@@ -142,10 +142,12 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	 * @return whether the new settings were applied
 	 */
 	public synchronized boolean refreshFromEnvironment() {
-		RateLimiterProperties fresh = Binder.get(this.environment).bindOrCreate("limiter", RateLimiterProperties.class);
 		try {
+			RateLimiterProperties fresh = bind(this.environment);
 			apply(fresh, this.overrides, "the environment changed");
 			this.properties = fresh;
+			// Overrides refused under the old settings may be valid under the new ones.
+			this.refused = null;
 			return true;
 		}
 		catch (RuntimeException ex) {
@@ -176,15 +178,39 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		if (stored.equals(this.overrides) || stored.equals(this.refused)) {
 			return;
 		}
+		// Each limit's overrides on their own: one that cannot apply here (a value this version refuses) is skipped,
+		// and logged once, and the others still apply.
+		Map<String, Map<String, String>> usable = new TreeMap<>();
+		Map<String, String> refusals = new TreeMap<>();
+		for (Map.Entry<String, Map<String, String>> limit : stored.entrySet()) {
+			Map<String, Map<String, String>> candidate = new TreeMap<>(usable);
+			candidate.put(limit.getKey(), limit.getValue());
+			try {
+				this.source.retuning(this.properties, candidate);
+				usable = candidate;
+			}
+			catch (RuntimeException ex) {
+				refusals.put(limit.getKey(), ex.getMessage());
+			}
+		}
+		if (!usable.equals(this.overrides)) {
+			apply(this.properties, usable, "the runtime overrides in the backend changed");
+			this.overrides = Map.copyOf(usable);
+		}
+		this.refused = refusals.isEmpty() ? null : stored;
+		if (!refusals.isEmpty()) {
+			logger.log(System.Logger.Level.ERROR, "Runtime overrides in the backend that cannot apply here are skipped, "
+					+ "those limits keep their configured settings: " + refusals);
+		}
+	}
+
+	/** A read of the store on the poller's thread, which an exception would stop for good. */
+	private void poll() {
 		try {
-			apply(this.properties, stored, "the runtime overrides in the backend changed");
-			this.overrides = Map.copyOf(stored);
-			this.refused = null;
+			readStore();
 		}
 		catch (RuntimeException ex) {
-			this.refused = stored;
-			logger.log(System.Logger.Level.ERROR, "The runtime overrides in the backend cannot be applied, the limits "
-					+ "stay as they were: " + ex.getMessage());
+			logger.log(System.Logger.Level.ERROR, "Could not apply the runtime overrides of the limits", ex);
 		}
 	}
 
@@ -204,6 +230,10 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		}
 	}
 
+	private static RateLimiterProperties bind(Environment environment) {
+		return Binder.get(environment).bindOrCreate("limiter", RateLimiterProperties.class);
+	}
+
 	/** The limits in force, by name. */
 	private Map<String, RateLimitOperation> current() {
 		return AnnotationRateLimitOperationSource.byLimit(this.source.rateLimitedMethods());
@@ -219,7 +249,8 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 			return stage.toCompletableFuture().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (java.util.concurrent.TimeoutException ex) {
-			throw new io.github.limiter.spi.BackendException("Could not " + what + " within " + this.timeout, ex);
+			throw new io.github.limiter.spi.BackendException("Could not " + what + " within " + this.timeout
+					+ " (a write may still land: every instance applies what the backend holds at its next read)", ex);
 		}
 		catch (java.util.concurrent.ExecutionException ex) {
 			throw new io.github.limiter.spi.BackendException("Could not " + what + ": " + ex.getCause().getMessage(),
@@ -250,7 +281,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 			return thread;
 		});
 		long millis = Math.max(1, this.refresh.toMillis());
-		this.polling = this.poller.scheduleWithFixedDelay(this::readStore, millis, millis, TimeUnit.MILLISECONDS);
+		this.polling = this.poller.scheduleWithFixedDelay(this::poll, millis, millis, TimeUnit.MILLISECONDS);
 	}
 
 	@Override
@@ -262,10 +293,13 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		}
 	}
 
-	/** Before the web server starts: a restarted instance serves with the overrides in force. */
+	/**
+	 * Before the web server starts (Spring Boot starts it at {@code DEFAULT_PHASE - 2048}): a restarted instance
+	 * serves with the overrides in force.
+	 */
 	@Override
 	public int getPhase() {
-		return SmartLifecycle.DEFAULT_PHASE - 2048;
+		return SmartLifecycle.DEFAULT_PHASE - 4096;
 	}
 
 	@Override

@@ -13,6 +13,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.spi.OverrideStore;
+import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.actuate.RateLimitersEndpoint;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
@@ -127,6 +129,30 @@ class RetuneTests {
 	}
 
 	@Test
+	void anOverrideInTheBackendThatCannotApplyIsSkippedAndTheOthersApply() {
+		String prefix = TestRedis.uniquePrefix();
+		this.runner.withBean(RedisConnectionFactory.class, TestRedis::lettuce)
+			.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix, "limiter.retune.refresh=100ms",
+					"limiter.failure.deadline=5s")
+			.run(context -> {
+				// Written to the backend by something else than this application's checks.
+				OverrideStore store = (OverrideStore) context.getBean(RateLimiterBackend.class);
+				store.override("api", Map.of("max", "0")).toCompletableFuture().join();
+				store.override("other", Map.of("max", "7")).toCompletableFuture().join();
+				RateLimitRetuner retuner = context.getBean(RateLimitRetuner.class);
+				long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+				while (!retuner.overrides().containsKey("other") && System.nanoTime() < deadline) {
+					Thread.sleep(20);
+				}
+				assertThat(retuner.overrides()).isEqualTo(Map.of("other", Map.of("max", "7")));
+				Map<String, RateLimitOperation> limits = AnnotationRateLimitOperationSource
+					.byLimit(context.getBean(RateLimitOperationSource.class).rateLimitedMethods());
+				assertThat(limits.get("other").limit().capacity()).isEqualTo(7);
+				assertThat(limits.get("api").limit().capacity()).isEqualTo(3);
+			});
+	}
+
+	@Test
 	void theEndpointTakesEverySettingThatCanBeOverriddenAndNoOther() {
 		java.lang.reflect.Method retune = java.util.Arrays.stream(RateLimitersEndpoint.class.getMethods())
 			.filter(method -> method.getName().equals("retune"))
@@ -146,7 +172,8 @@ class RetuneTests {
 	}
 
 	private static RateLimitOperation operation(ConfigurableApplicationContext context) {
-		return context.getBean(RateLimitOperationSource.class).rateLimitedMethods().iterator().next().operations().get(0);
+		return AnnotationRateLimitOperationSource.byLimit(context.getBean(RateLimitOperationSource.class)
+			.rateLimitedMethods()).get("api");
 	}
 
 	private static void admit(Api api, String key, int calls) {
@@ -159,6 +186,10 @@ class RetuneTests {
 
 		@RateLimit(name = "api", key = "#key", policy = "api")
 		public void call(String key) {
+		}
+
+		@RateLimit(name = "other", key = "#key", policy = "api")
+		public void other(String key) {
 		}
 
 	}
