@@ -60,6 +60,8 @@ class RetuneTests {
 			Api api = context.getBean(Api.class);
 			changeEnvironment(context, "limiter.policies.api.max=0");
 			assertThat(operation(context).limit().capacity()).isEqualTo(3);
+			changeEnvironment(context, "limiter.policies.api.max=lots");
+			assertThat(operation(context).limit().capacity()).as("a value that cannot be read").isEqualTo(3);
 			changeEnvironment(context, "limiter.policies.api.max=4", "limiter.policies.api.capacity=9");
 			assertThat(operation(context).limit().capacity()).as("capacity is not a fixed window's").isEqualTo(3);
 			admit(api, "k", 3);
