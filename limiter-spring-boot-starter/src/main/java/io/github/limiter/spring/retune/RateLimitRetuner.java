@@ -103,7 +103,8 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	 * @return the limit as it now is
 	 * @throws IllegalArgumentException when the limit is unknown or a setting is not one that can be overridden
 	 * @throws IllegalStateException when a value is invalid (nothing changes)
-	 * @throws io.github.limiter.spi.BackendException when the shared backend could not store it (nothing changes)
+	 * @throws io.github.limiter.spi.BackendException when the shared backend could not store it: not applied here (a
+	 * write that timed out may still land, and then every instance applies it at its next read)
 	 */
 	public synchronized RateLimitOperation override(String limit, Map<String, String> settings) {
 		if (!current().containsKey(limit)) {
