@@ -156,6 +156,7 @@ public final class LocalBackend implements RateLimiterBackend {
 			String token = null;
 			if (operation.acquires() && outcome.allowed()) {
 				if (!STATE.compareAndSet(entry, state, outcome.next())) {
+					Thread.onSpinWait();
 					continue;
 				}
 				token = (limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null;
