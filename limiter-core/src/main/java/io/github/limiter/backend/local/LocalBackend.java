@@ -385,11 +385,11 @@ public final class LocalBackend implements RateLimiterBackend {
 
 		/**
 		 * Follows a limit whose numbers changed (retuned at runtime, same name and algorithm): the state is kept, and
-		 * from now on expires by the new numbers.
+		 * from now on expires by the new numbers. Compared by identity only: a limit built anew for each call costs a
+		 * write here, not a comparison of its definition on every decision.
 		 */
 		void follow(Limit limit) {
-			AbstractLimit<Object> current = this.limit;
-			if (current != limit && !current.equals(limit)) {
+			if (this.limit != limit) {
 				this.limit = algorithm(limit);
 			}
 		}

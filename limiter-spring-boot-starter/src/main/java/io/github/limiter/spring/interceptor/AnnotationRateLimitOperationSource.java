@@ -140,13 +140,18 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		validate(properties);
 		RateLimitAnnotationParser parser = new RateLimitAnnotationParser(properties, this.placeholders, Map.copyOf(overrides));
 		Owners owners = new Owners();
-		Map<MethodClassKey, RateLimitedMethod> methods = new LinkedHashMap<>();
+		return new Retuning(this, parser, owners, parseMissing(parser, owners, new LinkedHashMap<>()));
+	}
+
+	/** Parses, with a retuning's parser, every limited method found so far that {@code methods} does not hold yet. */
+	private Map<MethodClassKey, RateLimitedMethod> parseMissing(RateLimitAnnotationParser parser, Owners owners,
+			Map<MethodClassKey, RateLimitedMethod> methods) {
 		this.cache.forEach((key, cached) -> {
-			if (cached instanceof RateLimitedMethod method) {
+			if (cached instanceof RateLimitedMethod method && !methods.containsKey(key)) {
 				methods.put(key, owners.register(parse(parser, method.method(), method.targetClass())));
 			}
 		});
-		return new Retuning(this, parser, owners, methods);
+		return methods;
 	}
 
 	/**
@@ -182,12 +187,8 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 			throw new IllegalStateException("a retuning applies to the source that made it");
 		}
 		// Methods first seen since the retuning was made are parsed with its settings too.
-		Map<MethodClassKey, RateLimitedMethod> methods = new LinkedHashMap<>(retuning.methods);
-		this.cache.forEach((key, cached) -> {
-			if (cached instanceof RateLimitedMethod method && !methods.containsKey(key)) {
-				methods.put(key, retuning.owners.register(parse(retuning.parser, method.method(), method.targetClass())));
-			}
-		});
+		Map<MethodClassKey, RateLimitedMethod> methods = parseMissing(retuning.parser, retuning.owners,
+				new LinkedHashMap<>(retuning.methods));
 		this.parser = retuning.parser;
 		this.owners = retuning.owners;
 		this.cache.putAll(methods);
