@@ -23,7 +23,7 @@ import io.github.limiter.testsupport.RedisProcess;
 /**
  * The Redis load harness: starts a {@code redis-server} on 127.0.0.1, runs every {@link Contender} through every
  * workload at every concurrency, in an order rotated from round to round, and reports decisions per second,
- * latency, Redis commands, Redis CPU (and the part of it spent in scripts) and memory per decision, each as a ratio to
+ * latency, Redis commands, Redis CPU (and the part of it spent in scripts), the CPU of this JVM and memory per decision, each as a ratio to
  * the floor of the same round.
  *
  * <p>Arguments: {@code --smoke} (a few seconds per contender in all), {@code --warmup=<seconds>},
@@ -140,12 +140,23 @@ public final class RedisLoadHarness {
 		}
 		run(contender, keys, callerCount, this.warmup, threads, false);
 		RedisStats.Snapshot before = stats.snapshot();
+		long clientBefore = clientCpuNanos();
 		Run run = run(contender, keys, callerCount, this.measure, threads, true);
+		long clientCpu = clientCpuNanos() - clientBefore;
 		RedisStats.Snapshot after = stats.snapshot();
 		return new Result(workload, callerCount, contender.name(), run.decisions, run.allowed, run.nanos,
 				run.latency.getValueAtPercentile(50), run.latency.getValueAtPercentile(99),
 				after.commands() - before.commands(), after.cpuMicros() - before.cpuMicros(),
-				after.scriptMicros() - before.scriptMicros());
+				after.scriptMicros() - before.scriptMicros(), clientCpu / 1000);
+	}
+
+	/**
+	 * CPU time of this JVM (every thread: the callers, the clients' I/O threads, the garbage collector, JIT), user +
+	 * system: what the contender costs on the application's side, while only it runs.
+	 */
+	private static long clientCpuNanos() {
+		return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+			.getProcessCpuTime();
 	}
 
 	/**
@@ -215,17 +226,17 @@ public final class RedisLoadHarness {
 			.append(" ms per contender and round, contenders in rotated order.\n\n");
 		for (Workload workload : this.workloads) {
 			md.append("### ").append(workload.title()).append("\n\n");
-			md.append("| callers | contender | decisions/s | × floor | allowed | p50 µs | p99 µs | Redis cmds/decision | Redis CPU µs/decision | of which in scripts |\n");
-			md.append("|---|---|---|---|---|---|---|---|---|---|\n");
+			md.append("| callers | contender | decisions/s | × floor | allowed | p50 µs | p99 µs | Redis cmds/decision | Redis CPU µs/decision | of which in scripts | client CPU µs/decision |\n");
+			md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
 			for (int callerCount : this.callers) {
 				Result floor = results.stream().filter(r -> r.workload == workload && r.callers == callerCount
 						&& r.contender.startsWith("floor")).findFirst().orElse(null);
 				results.stream().filter(r -> r.workload == workload && r.callers == callerCount).forEach(r -> {
-					md.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %.1f%% | %d | %d | %.3f | %.2f | %.2f |", r.callers,
+					md.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %.1f%% | %d | %d | %.3f | %.2f | %.2f | %.2f |", r.callers,
 							r.contender, r.perSecond(), (floor != null && floor.perSecond() > 0)
 									? String.format(Locale.ROOT, "%.2f", r.perSecond() / floor.perSecond()) : "–",
 							100.0 * r.allowed / Math.max(1, r.decisions), r.p50, r.p99, r.commandsPerDecision(),
-							r.cpuPerDecision(), r.scriptPerDecision())).append('\n');
+							r.cpuPerDecision(), r.scriptPerDecision(), r.clientPerDecision())).append('\n');
 				});
 			}
 			md.append('\n');
@@ -319,7 +330,7 @@ public final class RedisLoadHarness {
 	}
 
 	private record Result(Workload workload, int callers, String contender, long decisions, long allowed, long nanos,
-			long p50, long p99, long commands, long cpuMicros, long scriptMicros) {
+			long p50, long p99, long commands, long cpuMicros, long scriptMicros, long clientMicros) {
 
 		double perSecond() {
 			return this.decisions * 1e9 / this.nanos;
@@ -337,10 +348,14 @@ public final class RedisLoadHarness {
 			return (double) this.scriptMicros / Math.max(1, this.decisions);
 		}
 
+		double clientPerDecision() {
+			return (double) this.clientMicros / Math.max(1, this.decisions);
+		}
+
 		String line() {
-			return String.format(Locale.ROOT, "%-8s %3d  %-44s %,12.0f/s  allowed %5.1f%%  p50 %6d µs  p99 %6d µs  %.3f cmds  %.2f µs CPU (%.2f in scripts)",
+			return String.format(Locale.ROOT, "%-8s %3d  %-44s %,12.0f/s  allowed %5.1f%%  p50 %6d µs  p99 %6d µs  %.3f cmds  %.2f µs CPU (%.2f in scripts), client %.2f µs",
 					this.workload.label(), this.callers, this.contender, perSecond(), 100.0 * this.allowed / Math.max(1, this.decisions),
-					this.p50, this.p99, commandsPerDecision(), cpuPerDecision(), scriptPerDecision());
+					this.p50, this.p99, commandsPerDecision(), cpuPerDecision(), scriptPerDecision(), clientPerDecision());
 		}
 
 	}
