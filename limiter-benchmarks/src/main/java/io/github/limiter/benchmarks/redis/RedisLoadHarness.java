@@ -22,9 +22,9 @@ import io.github.limiter.testsupport.RedisProcess;
 
 /**
  * The Redis load harness: starts a {@code redis-server} on 127.0.0.1, runs every {@link Contender} through every
- * workload at every concurrency, in an order rotated from round to round, and reports decisions per second,
- * latency, Redis commands, Redis CPU (and the part of it spent in scripts), the CPU of this JVM and memory per decision, each as a ratio to
- * the floor of the same round.
+ * workload at every concurrency, in an order rotated from round to round, and reports decisions per second (also as
+ * a ratio to the floor of the same round), latency, and per decision Redis commands, Redis CPU (and the part of it
+ * spent in scripts) and the CPU of this JVM; then Redis memory per idle limiter.
  *
  * <p>Arguments: {@code --smoke} (a few seconds per contender in all), {@code --warmup=<seconds>},
  * {@code --measure=<seconds>}, {@code --callers=1,8,64}, {@code --workloads=hot,keys,flood}, {@code --keys=10000},
