@@ -26,6 +26,7 @@ local function fixed_id(code, p, start)
   return start
 end
 
+-- The stored window's start and count, or nothing.
 local function fixed_read(key, code, p)
   local v = kv_get(key)
   if not v then
@@ -36,15 +37,15 @@ local function fixed_read(key, code, p)
   if code == 'fw' then
     s = s * p[2]
   end
-  return {s, tonumber(c)}
+  return s, tonumber(c)
 end
 
 local function fixed_evaluate(key, code, p, now, cost)
   local start, stop = fixed_bounds(code, p, now)
-  local state = fixed_read(key, code, p)
+  local s, c = fixed_read(key, code, p)
   local count = 0
-  if state and state[1] == start then
-    count = state[2]
+  if s == start then
+    count = c
   end
   local allowed = count + cost <= p[1]
   local after = count
@@ -57,33 +58,33 @@ local function fixed_evaluate(key, code, p, now, cost)
   if after == 0 then
     reset = 0
   end
-  return {allowed, p[1] - after, retry, reset, 0, {start, after, stop}}
+  return allowed, p[1] - after, retry, reset, 0, start, after, stop
 end
 
-local function fixed_store(key, code, p, state, now)
-  kv_set(key, fmt_int(fixed_id(code, p, state[1])) .. ' ' .. fmt_int(state[2]), ttl_millis(state[3] - now))
+local function fixed_store(key, code, p, start, count, stop, now)
+  kv_set(key, fmt_int(fixed_id(code, p, start)) .. ' ' .. fmt_int(count), ttl_millis(stop - now))
 end
 
 ALGORITHMS['fw'] = {
   evaluate = fixed_evaluate,
-  commit = function(key, code, p, now, cost, outcome, token)
-    fixed_store(key, code, p, outcome[6], now)
+  commit = function(key, code, p, now, cost, token, start, after, stop)
+    fixed_store(key, code, p, start, after, stop, now)
   end,
   record = function(key, code, p, now, cost, token)
     local start, stop = fixed_bounds(code, p, now)
-    local state = fixed_read(key, code, p)
+    local s, c = fixed_read(key, code, p)
     local count = 0
-    if state and state[1] == start then
-      count = state[2]
+    if s == start then
+      count = c
     end
-    fixed_store(key, code, p, {start, math.min(p[1], count + cost), stop}, now)
+    fixed_store(key, code, p, start, math.min(p[1], count + cost), stop, now)
   end,
   refund = function(key, code, p, now, cost, token, charged)
     -- Only the window that was charged: if it has ended, the permits left with it.
     local start = fixed_bounds(code, p, charged)
-    local state = fixed_read(key, code, p)
-    if state and state[1] == start then
-      kv_set(key, fmt_int(fixed_id(code, p, state[1])) .. ' ' .. fmt_int(math.max(0, state[2] - cost)))
+    local s, c = fixed_read(key, code, p)
+    if s == start then
+      kv_set(key, fmt_int(fixed_id(code, p, s)) .. ' ' .. fmt_int(math.max(0, c - cost)))
     end
   end
 }

@@ -92,7 +92,7 @@ local function gcra_evaluate(key, code, p, now, cost)
     local free = per_permit - ahead_after
     remaining = math.min(capacity, (free - math.fmod(free, interval)) / interval)
   end
-  return {allowed, remaining, retry, ceil_div(ahead_after, q), delay, ahead_after}
+  return allowed, remaining, retry, ceil_div(ahead_after, q), delay, ahead_after
 end
 
 local function gcra_store(key, ahead, q, now)
@@ -111,11 +111,11 @@ end
 
 ALGORITHMS['gc'] = {
   evaluate = gcra_evaluate,
-  commit = function(key, code, p, now, cost, outcome, token)
+  commit = function(key, code, p, now, cost, token, ahead_after, stored)
     if p[6] then
-      gcra_warm_store(key, outcome[6], p, now, outcome[7])
+      gcra_warm_store(key, ahead_after, p, now, stored)
     else
-      gcra_store(key, outcome[6], p[5], now)
+      gcra_store(key, ahead_after, p[5], now)
     end
   end,
   record = function(key, code, p, now, cost, token)

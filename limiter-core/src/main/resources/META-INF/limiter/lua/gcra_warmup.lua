@@ -52,13 +52,13 @@ gcra_warm_evaluate = function(key, p, now, cost)
   stored = gcra_stored(p, now, ahead, micros, ticks, stored)
   local wait = ahead + cost * interval
   if wait > tolerance then
-    return {false, gcra_warm_remaining(p, ahead, stored), math.max(1, ceil_div(wait - tolerance, q)),
-            ceil_div(ahead, q), 0, ahead, stored}
+    return false, gcra_warm_remaining(p, ahead, stored), math.max(1, ceil_div(wait - tolerance, q)),
+        ceil_div(ahead, q), 0, ahead, stored
   end
   local spent = math.min(cost * interval, stored)
   local ahead_after = wait + gcra_surcharge(p[6], stored, spent)
   stored = stored - spent
-  return {true, gcra_warm_remaining(p, ahead_after, stored), 0, ceil_div(ahead_after, q), 0, ahead_after, stored}
+  return true, gcra_warm_remaining(p, ahead_after, stored), 0, ceil_div(ahead_after, q), 0, ahead_after, stored
 end
 
 -- stored: the idleness after the call; the key lives until the bucket is full and cold again.

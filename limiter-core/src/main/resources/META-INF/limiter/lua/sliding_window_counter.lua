@@ -50,14 +50,13 @@ local function counter_evaluate(key, code, p, now, cost)
   elseif previous > 0 then
     reset = start + window - now
   end
-  return {allowed, remaining, retry, reset, 0, {start, after, previous}}
+  return allowed, remaining, retry, reset, 0, start, after, previous
 end
 
 ALGORITHMS['sc'] = {
   evaluate = counter_evaluate,
-  commit = function(key, code, p, now, cost, outcome, token)
-    local s = outcome[6]
-    counter_store(key, p[2], now, s[1], s[2], s[3])
+  commit = function(key, code, p, now, cost, token, start, after, previous)
+    counter_store(key, p[2], now, start, after, previous)
   end,
   record = function(key, code, p, now, cost, token)
     local window = p[2]

@@ -14,27 +14,29 @@ local function log_members(token, cost)
   return members
 end
 
+-- Time until the newest permit leaves the window.
+local function log_newest_reset(key, window, now)
+  local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  return tonumber(newest[2]) + window - now
+end
+
 local function log_evaluate(key, code, p, now, cost)
   local limit, window = p[1], p[2]
   local horizon = '(' .. fmt_int(now - window)
   local count = redis.call('ZCOUNT', key, horizon, '+inf')
   local allowed = count + cost <= limit
-  local function newest_reset()
-    local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-    return tonumber(newest[2]) + window - now
-  end
   if allowed then
     local reset = 0
     if cost > 0 then
       reset = window
     elseif count > 0 then
-      reset = newest_reset()
+      reset = log_newest_reset(key, window, now)
     end
-    return {true, limit - count - cost, 0, reset, 0}
+    return true, limit - count - cost, 0, reset, 0
   end
   -- The call fits once the (count + cost - limit) oldest permits have left the window.
   local oldest = redis.call('ZRANGEBYSCORE', key, horizon, '+inf', 'WITHSCORES', 'LIMIT', count + cost - limit - 1, 1)
-  return {false, limit - count, tonumber(oldest[2]) + window - now, newest_reset(), 0}
+  return false, limit - count, tonumber(oldest[2]) + window - now, log_newest_reset(key, window, now), 0
 end
 
 -- At most this many members per command: Lua's unpack cannot spread more than a few thousand values.
@@ -63,7 +65,7 @@ end
 
 ALGORITHMS['sl'] = {
   evaluate = log_evaluate,
-  commit = function(key, code, p, now, cost, outcome, token)
+  commit = function(key, code, p, now, cost, token)
     log_add(key, p[2], now, cost, token)
   end,
   record = function(key, code, p, now, cost, token)
