@@ -145,7 +145,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	public synchronized boolean refreshFromEnvironment() {
 		try {
 			RateLimiterProperties fresh = bind(this.environment);
-			apply(fresh, this.overrides, "the environment changed");
+			apply(this.source.retuning(fresh, this.overrides), "the environment changed");
 			this.properties = fresh;
 			// Overrides refused under the old settings may be valid under the new ones.
 			this.refused = null;
@@ -182,12 +182,13 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		// Each limit's overrides on their own: one that cannot apply here (a value this version refuses) is skipped,
 		// and logged once, and the others still apply.
 		Map<String, Map<String, String>> usable = new TreeMap<>();
+		AnnotationRateLimitOperationSource.Retuning retuning = null;
 		Map<String, String> refusals = new TreeMap<>();
 		for (Map.Entry<String, Map<String, String>> limit : stored.entrySet()) {
 			Map<String, Map<String, String>> candidate = new TreeMap<>(usable);
 			candidate.put(limit.getKey(), limit.getValue());
 			try {
-				this.source.retuning(this.properties, candidate);
+				retuning = this.source.retuning(this.properties, candidate);
 				usable = candidate;
 			}
 			catch (RuntimeException ex) {
@@ -195,7 +196,9 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 			}
 		}
 		if (!usable.equals(this.overrides)) {
-			apply(this.properties, usable, "the runtime overrides in the backend changed");
+			// The last retuning checked is the one of every usable override; none when none is usable.
+			apply((retuning != null) ? retuning : this.source.retuning(this.properties, usable),
+					"the runtime overrides in the backend changed");
 			this.overrides = Map.copyOf(usable);
 		}
 		this.refused = refusals.isEmpty() ? null : stored;
@@ -215,9 +218,8 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		}
 	}
 
-	private void apply(RateLimiterProperties properties, Map<String, Map<String, String>> overrides, String why) {
+	private void apply(AnnotationRateLimitOperationSource.Retuning retuning, String why) {
 		Map<String, RateLimitOperation> before = current();
-		AnnotationRateLimitOperationSource.Retuning retuning = this.source.retuning(properties, overrides);
 		this.source.apply(retuning);
 		Map<String, String> changed = new LinkedHashMap<>();
 		retuning.operations().forEach((name, operation) -> {
