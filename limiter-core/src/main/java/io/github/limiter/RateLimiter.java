@@ -89,6 +89,33 @@ public final class RateLimiter {
 	}
 
 	/**
+	 * Takes one permit if the limit has room, answering only whether it did (Guava's and Resilience4j's
+	 * {@code tryAcquire}, Bucket4j's {@code tryConsume}): for a caller that needs no headers or retry-after. On the
+	 * local backend, and without listeners, nothing is allocated but the key's next state.
+	 * @param limit the limit
+	 * @param key the key
+	 * @return {@code true} when the permit was taken
+	 */
+	public boolean tryAcquire(Limit limit, String key) {
+		return tryAcquire(limit, key, 1);
+	}
+
+	/**
+	 * Takes {@code cost} permits if the limit has room, answering only whether it did.
+	 * @param limit the limit
+	 * @param key the key
+	 * @param cost permits to take
+	 * @return {@code true} when the permits were taken
+	 */
+	public boolean tryAcquire(Limit limit, String key, long cost) {
+		LimitRequest request = new LimitRequest(limit, key, cost);
+		if (this.listeners.isEmpty()) {
+			return this.backend.tryAcquire(request);
+		}
+		return decide(List.of(request), Operation.ACQUIRE).allowed();
+	}
+
+	/**
 	 * Like {@link #acquire(Limit, String)}, without blocking: on Lettuce and Redisson no thread waits for Redis.
 	 * @param limit the limit
 	 * @param key the key

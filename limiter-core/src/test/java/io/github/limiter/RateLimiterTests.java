@@ -38,6 +38,29 @@ class RateLimiterTests {
 	}
 
 	@Test
+	void tryAcquireIsSeenByListenersAsTheAcquireItIs() {
+		List<String> seen = new ArrayList<>();
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create()).withListener(new RateLimiterListener() {
+			@Override
+			public void onDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
+				seen.add(operation + " " + requests.get(0).key() + " " + decision.allowed());
+			}
+		});
+		assertThat(limiter.tryAcquire(this.limit, "a")).isTrue();
+		assertThat(limiter.tryAcquire(this.limit, "a")).isFalse();
+		assertThat(seen).containsExactly("ACQUIRE a true", "ACQUIRE a false");
+	}
+
+	@Test
+	void tryAcquireRejectsABadRequestLikeAcquire() {
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create());
+		assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(() -> limiter.tryAcquire(this.limit, "a", 2))
+			.withMessageContaining("cost 2 exceeds the capacity 1 of limit 'listened'");
+		assertThatExceptionOfType(NullPointerException.class).isThrownBy(() -> limiter.tryAcquire(this.limit, null))
+			.withMessage("key must not be null");
+	}
+
+	@Test
 	void listenersSeeBackendFailuresAndAFailingListenerChangesNothing() {
 		RateLimiterBackend broken = new RateLimiterBackend() {
 			@Override

@@ -59,6 +59,11 @@ public class LocalDecisionBenchmark {
 	}
 
 	@Benchmark
+	public boolean limiterTryAcquire() {
+		return this.limiter.tryAcquire(this.bucket, "k");
+	}
+
+	@Benchmark
 	public boolean guava() {
 		return this.guava.tryAcquire();
 	}

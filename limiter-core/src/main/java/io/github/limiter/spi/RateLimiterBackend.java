@@ -39,6 +39,18 @@ public interface RateLimiterBackend {
 	}
 
 	/**
+	 * Takes the permits of one limit if it has room, answering only whether it did: what
+	 * {@code decide(List.of(request), Operation.ACQUIRE).allowed()} answers, which is what this default does. A backend
+	 * that can skip building the {@link Decision} (the local one, where the decision is most of the cost) overrides it.
+	 * @param request the limit, key and cost
+	 * @return {@code true} when the permits were taken
+	 * @throws BackendException when the backend cannot decide
+	 */
+	default boolean tryAcquire(LimitRequest request) {
+		return decide(List.of(request), Operation.ACQUIRE).allowed();
+	}
+
+	/**
 	 * Whether {@link #decideAsync} may block the calling thread (a client without an asynchronous API, such as Jedis),
 	 * so that a caller with a deadline knows to call it from another thread.
 	 * @return {@code false} unless the backend blocks

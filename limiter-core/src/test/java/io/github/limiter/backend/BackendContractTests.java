@@ -207,6 +207,24 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void tryAcquireTakesWhatAcquireTakesAndAnswersOnlyWhetherItDid() {
+		Limit bucket = TokenBucket.of("try-bucket", 3, 1, ms(100));
+		assertThat(this.limiter.tryAcquire(bucket, "k", 2)).isTrue();
+		assertThat(this.limiter.tryAcquire(bucket, "k", 2)).isFalse();
+		assertThat(this.limiter.tryAcquire(bucket, "k")).isTrue();
+		assertThat(this.limiter.tryAcquire(bucket, "k")).isFalse();
+		assertDecision(this.limiter.check(bucket, "k"), false, 0, ms(100), ms(300));
+		at(ms(100));
+		assertThat(this.limiter.tryAcquire(bucket, "k")).isTrue();
+		assertThat(this.limiter.tryAcquire(bucket, "other")).isTrue();
+		Limit log = SlidingWindowLog.of("try-log", 2, Duration.ofSeconds(1));
+		assertThat(this.limiter.tryAcquire(log, "k")).isTrue();
+		assertThat(this.limiter.tryAcquire(log, "k")).isTrue();
+		assertThat(this.limiter.tryAcquire(log, "k")).isFalse();
+		assertThat(this.limiter.acquire(log, "k").allowed()).isFalse();
+	}
+
+	@Test
 	void tokenBucketTakesSeveralTokensPerCall() {
 		Limit limit = TokenBucket.of("bucket-cost", 5, 1, ms(100));
 		assertDecision(this.limiter.acquire(limit, "k", 3), true, 2, 0, ms(300));

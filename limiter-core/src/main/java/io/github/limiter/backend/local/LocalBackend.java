@@ -115,7 +115,7 @@ public final class LocalBackend implements RateLimiterBackend {
 			throw new IllegalArgumentException("a decision needs at least one limit request");
 		}
 		if (requests.size() == 1 && operation != Operation.RECORD) {
-			return decideOne(requests.get(0), operation);
+			return decideOne(requests.get(0), operation, DECISION);
 		}
 		Held[] locked = new Held[requests.size()];
 		Integer[] order = new Integer[requests.size()];
@@ -135,8 +135,17 @@ public final class LocalBackend implements RateLimiterBackend {
 		}
 	}
 
-	/** The common case: one limit, one key, no ordering, arrays or locks. */
-	private Decision decideOne(LimitRequest request, Operation operation) {
+	@Override
+	public boolean tryAcquire(LimitRequest request) {
+		return decideOne(request, Operation.ACQUIRE, ALLOWED);
+	}
+
+	/**
+	 * The common case: one limit, one key, no ordering, arrays or locks. The answer is built from the outcome once it
+	 * stands: a {@link Decision}, or only whether the call is admitted, which allocates nothing but the key's next
+	 * state.
+	 */
+	private <R> R decideOne(LimitRequest request, Operation operation, Answer<R> answer) {
 		StoreKey key = StoreKey.of(request);
 		AbstractLimit<Object> limit = algorithm(request.limit());
 		Entry entry = entry(key);
@@ -154,17 +163,34 @@ public final class LocalBackend implements RateLimiterBackend {
 			}
 			long now = this.clock.nowMicros();
 			Outcome<Object> outcome = limit.evaluate(state, now, request.cost());
-			String token = null;
-			if (operation.acquires() && outcome.allowed()) {
-				if (!STATE.compareAndSet(entry, state, outcome.next())) {
-					lost = backOff(lost);
-					continue;
-				}
-				token = (limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null;
+			boolean taken = operation.acquires() && outcome.allowed();
+			if (taken && !STATE.compareAndSet(entry, state, outcome.next())) {
+				lost = backOff(lost);
+				continue;
 			}
-			return decision(limit, outcome, outcome.allowed(), now, token);
+			return answer.of(limit, outcome, now, taken);
 		}
 	}
+
+	/** What a single-key decision answers, from its outcome. */
+	@FunctionalInterface
+	private interface Answer<R> {
+
+		/**
+		 * @param limit the limit decided
+		 * @param outcome its outcome
+		 * @param now the time of the decision
+		 * @param taken whether the outcome's permits were taken (its state published)
+		 * @return the answer
+		 */
+		R of(AbstractLimit<Object> limit, Outcome<Object> outcome, long now, boolean taken);
+
+	}
+
+	private static final Answer<Decision> DECISION = (limit, outcome, now, taken) -> decision(limit, outcome,
+			outcome.allowed(), now, (taken && limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null);
+
+	private static final Answer<Boolean> ALLOWED = (limit, outcome, now, taken) -> outcome.allowed();
 
 	/**
 	 * Backs off after a compare-and-set lost to another thread deciding on the same key: 1, 2, 4... up to 64 spin-wait
