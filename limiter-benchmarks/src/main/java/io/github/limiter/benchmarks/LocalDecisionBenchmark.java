@@ -3,6 +3,8 @@ package io.github.limiter.benchmarks;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
@@ -21,6 +23,10 @@ import io.github.limiter.backend.local.LocalBackend;
 /**
  * One in-process decision on a token bucket that never runs dry, next to Guava's {@code RateLimiter}, a local
  * Bucket4j bucket and Resilience4j's {@code RateLimiter}: the cost of asking, not of waiting.
+ *
+ * <p>The peers' plain benchmarks hold one limiter object and look nothing up; ours finds the key's state first. The
+ * {@code PerKey} benchmarks give Bucket4j and Resilience4j what a keyed limit needs: their limiter found by key in a
+ * bounded Caffeine cache, as applications (and Bucket4j's Spring Boot starter) hold one per user.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -37,8 +43,14 @@ public class LocalDecisionBenchmark {
 
 	private io.github.resilience4j.ratelimiter.RateLimiter resilience4j;
 
+	private Cache<String, Bucket> bucket4jPerKey;
+
+	private Cache<String, io.github.resilience4j.ratelimiter.RateLimiter> resilience4jPerKey;
+
 	@Setup
 	public void setUp() {
+		this.bucket4jPerKey = Caffeine.newBuilder().maximumSize(LocalBackend.DEFAULT_MAX_KEYS).build();
+		this.resilience4jPerKey = Caffeine.newBuilder().maximumSize(LocalBackend.DEFAULT_MAX_KEYS).build();
 		this.limiter = RateLimiter.of(LocalBackend.create());
 		this.bucket = TokenBucket.of("bench", 1_000_000_000L, 1_000_000_000L, Duration.ofSeconds(1));
 		this.guava = com.google.common.util.concurrent.RateLimiter.create(1e9);
@@ -76,6 +88,16 @@ public class LocalDecisionBenchmark {
 	@Benchmark
 	public boolean resilience4j() {
 		return this.resilience4j.acquirePermission();
+	}
+
+	@Benchmark
+	public boolean bucket4jPerKey() {
+		return this.bucket4jPerKey.get("k", key -> this.bucket4j).tryConsume(1);
+	}
+
+	@Benchmark
+	public boolean resilience4jPerKey() {
+		return this.resilience4jPerKey.get("k", key -> this.resilience4j).acquirePermission();
 	}
 
 }
