@@ -24,12 +24,7 @@ class RateLimiterTests {
 	@Test
 	void listenersSeeEveryDecision() {
 		List<String> seen = new ArrayList<>();
-		RateLimiter limiter = RateLimiter.of(LocalBackend.create()).withListener(new RateLimiterListener() {
-			@Override
-			public void onDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
-				seen.add(operation + " " + requests.get(0).key() + " " + decision.allowed());
-			}
-		});
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create()).withListener(recording(seen));
 		limiter.acquire(this.limit, "a");
 		limiter.acquire(this.limit, "a");
 		limiter.check(this.limit, "b");
@@ -40,15 +35,20 @@ class RateLimiterTests {
 	@Test
 	void tryAcquireIsSeenByListenersAsTheAcquireItIs() {
 		List<String> seen = new ArrayList<>();
-		RateLimiter limiter = RateLimiter.of(LocalBackend.create()).withListener(new RateLimiterListener() {
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create()).withListener(recording(seen));
+		assertThat(limiter.tryAcquire(this.limit, "a")).isTrue();
+		assertThat(limiter.tryAcquire(this.limit, "a")).isFalse();
+		assertThat(seen).containsExactly("ACQUIRE a true", "ACQUIRE a false");
+	}
+
+	/** A listener that writes down each decision as "operation key allowed". */
+	private static RateLimiterListener recording(List<String> seen) {
+		return new RateLimiterListener() {
 			@Override
 			public void onDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
 				seen.add(operation + " " + requests.get(0).key() + " " + decision.allowed());
 			}
-		});
-		assertThat(limiter.tryAcquire(this.limit, "a")).isTrue();
-		assertThat(limiter.tryAcquire(this.limit, "a")).isFalse();
-		assertThat(seen).containsExactly("ACQUIRE a true", "ACQUIRE a false");
+		};
 	}
 
 	@Test
