@@ -41,7 +41,7 @@ public interface RateLimiterBackend {
 	/**
 	 * Takes the permits of one limit if it has room, answering only whether it did: what
 	 * {@code decide(List.of(request), Operation.ACQUIRE).allowed()} answers, which is what this default does. A backend
-	 * that can skip building the {@link Decision} (the local one, where the decision is most of the cost) overrides it.
+	 * that can skip building the {@link Decision} (the local one, where building it is a fifth of the cost) overrides it.
 	 * @param request the limit, key and cost
 	 * @return {@code true} when the permits were taken
 	 * @throws BackendException when the backend cannot decide
