@@ -187,8 +187,12 @@ public final class LocalBackend implements RateLimiterBackend {
 
 	}
 
+	/** The whole decision; an admitted sliding-log call gets its own token, as on Redis. */
 	private static final Answer<Decision> DECISION = (limit, outcome, now, taken) -> decision(limit, outcome,
-			outcome.allowed(), now, (taken && limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null);
+			outcome.allowed(), now,
+			(taken && limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null);
+
+	/** Only whether the call is admitted: nothing is built. */
 
 	private static final Answer<Boolean> ALLOWED = (limit, outcome, now, taken) -> outcome.allowed();
 
