@@ -168,9 +168,29 @@ class LoadedInstancesOracleTests {
 		assertThat(proven).as(summary).isZero();
 		assertThat(utilisation).as(summary).isGreaterThanOrEqualTo(0.9);
 		for (int i = 0; i < INSTANCES; i++) {
-			assertThat(get(i, "/actuator/health/rateLimiter").body()).contains("\"instances\":" + INSTANCES)
-				.contains("\"status\":\"UP\"");
+			assertThat(awaitUp(i)).contains("\"instances\":" + INSTANCES);
 		}
+	}
+
+	/**
+	 * The health of an instance's limiter once it is up. On a machine loaded far beyond its two cores (load average 10
+	 * on 2 cores, seen once in CI-like runs), one instance's JVM can go two seconds without reading any answer from
+	 * Redis; its guard then sees no answer to two probes in a row, which is what an outage looks like from inside that
+	 * JVM: its circuit opens (logged) and closes at the next probe after the open period (5 s). What is
+	 * checked here is that it is up again within a generous bound, and still counts every instance.
+	 */
+	private static String awaitUp(int instance) throws Exception {
+		long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		String health = get(instance, "/actuator/health/rateLimiter").body();
+		if (!health.contains("\"status\":\"UP\"")) {
+			System.out.println("instance " + instance + " not up after the load: " + health);
+		}
+		while (!health.contains("\"status\":\"UP\"") && System.nanoTime() < giveUp) {
+			Thread.sleep(500);
+			health = get(instance, "/actuator/health/rateLimiter").body();
+		}
+		assertThat(health).as("instance " + instance + " is up again").contains("\"status\":\"UP\"");
+		return health;
 	}
 
 	@Test
