@@ -40,13 +40,18 @@ local function fixed_read(key, code, p)
   return s, tonumber(c)
 end
 
-local function fixed_evaluate(key, code, p, now, cost)
+-- The window of now (start, end) and the count it holds: the stored count if the key holds this window, else 0.
+local function fixed_current(key, code, p, now)
   local start, stop = fixed_bounds(code, p, now)
   local s, c = fixed_read(key, code, p)
-  local count = 0
   if s == start then
-    count = c
+    return start, stop, c
   end
+  return start, stop, 0
+end
+
+local function fixed_evaluate(key, code, p, now, cost)
+  local start, stop, count = fixed_current(key, code, p, now)
   local allowed = count + cost <= p[1]
   local after = count
   local retry = stop - now
@@ -61,30 +66,26 @@ local function fixed_evaluate(key, code, p, now, cost)
   return allowed, p[1] - after, retry, reset, 0, start, after, stop
 end
 
-local function fixed_store(key, code, p, start, count, stop, now)
-  kv_set(key, fmt_int(fixed_id(code, p, start)) .. ' ' .. fmt_int(count), ttl_millis(stop - now))
+-- ttl: milliseconds, or nil to keep the key's time to live.
+local function fixed_store(key, code, p, start, count, ttl)
+  kv_set(key, fmt_int(fixed_id(code, p, start)) .. ' ' .. fmt_int(count), ttl)
 end
 
 ALGORITHMS['fw'] = {
   evaluate = fixed_evaluate,
   commit = function(key, code, p, now, cost, token, start, after, stop)
-    fixed_store(key, code, p, start, after, stop, now)
+    fixed_store(key, code, p, start, after, ttl_millis(stop - now))
   end,
   record = function(key, code, p, now, cost, token)
-    local start, stop = fixed_bounds(code, p, now)
-    local s, c = fixed_read(key, code, p)
-    local count = 0
-    if s == start then
-      count = c
-    end
-    fixed_store(key, code, p, start, math.min(p[1], count + cost), stop, now)
+    local start, stop, count = fixed_current(key, code, p, now)
+    fixed_store(key, code, p, start, math.min(p[1], count + cost), ttl_millis(stop - now))
   end,
   refund = function(key, code, p, now, cost, token, charged)
     -- Only the window that was charged: if it has ended, the permits left with it.
     local start = fixed_bounds(code, p, charged)
     local s, c = fixed_read(key, code, p)
     if s == start then
-      kv_set(key, fmt_int(fixed_id(code, p, s)) .. ' ' .. fmt_int(math.max(0, c - cost)))
+      fixed_store(key, code, p, s, math.max(0, c - cost))
     end
   end
 }
