@@ -98,9 +98,10 @@ public final class Decision {
 				binding = part;
 			}
 		}
+		// A failure policy's part makes the whole a policy's decision; a remembered part, a remembered one.
 		Origin origin = Origin.BACKEND;
 		for (Decision part : parts) {
-			if (part.origin != Origin.BACKEND) {
+			if (!part.origin.byBackend() || origin == Origin.BACKEND) {
 				origin = part.origin;
 			}
 		}
@@ -283,6 +284,12 @@ public final class Decision {
 		/** The backend, normally. */
 		BACKEND,
 
+		/**
+		 * A rejection the backend gave this JVM for the same limit, key and cost, answered again without asking it
+		 * until its retry time (the Redis backends' denial cache): the backend's verdict, not a failure policy's.
+		 */
+		REMEMBERED,
+
 		/** The backend could not answer in time; the failure policy admitted the call. */
 		FAIL_OPEN,
 
@@ -297,7 +304,16 @@ public final class Decision {
 		 * policy is {@code LOCAL}: the call is rejected, since a local share admitting it while the backend is only
 		 * slow would exceed the shared limit.
 		 */
-		UNDECIDED
+		UNDECIDED;
+
+		/**
+		 * Whether the backend's verdict stands behind the decision (it decided now, or gave the rejection this one
+		 * repeats), rather than a failure policy's.
+		 * @return {@code true} for {@link #BACKEND} and {@link #REMEMBERED}
+		 */
+		public boolean byBackend() {
+			return this == BACKEND || this == REMEMBERED;
+		}
 
 	}
 

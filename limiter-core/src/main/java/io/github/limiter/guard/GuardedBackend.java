@@ -213,7 +213,10 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 		return call.handle((decision, failure) -> {
 			if (failure == null) {
-				answered(start, System.nanoTime());
+				// A remembered rejection never left this JVM: it tells neither the backend's latency nor that it is alive.
+				if (decision.origin() != Decision.Origin.REMEMBERED) {
+					answered(start, System.nanoTime());
+				}
 				return decision;
 			}
 			suspect(failure, limit);

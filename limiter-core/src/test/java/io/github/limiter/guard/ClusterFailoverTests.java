@@ -61,7 +61,7 @@ class ClusterFailoverTests {
 					try {
 						Decision decision = guarded.decide(List.of(LimitRequest.of(limit, "hot")), Operation.ACQUIRE);
 						decided.incrementAndGet();
-						if (decision.origin() != Decision.Origin.BACKEND) {
+						if (!decision.origin().byBackend()) {
 							degraded.incrementAndGet();
 						}
 					}

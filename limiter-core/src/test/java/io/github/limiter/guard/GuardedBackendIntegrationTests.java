@@ -204,6 +204,40 @@ class GuardedBackendIntegrationTests {
 		guarded.close();
 	}
 
+	@Test
+	void answersThatNeverLeftTheJvmDoNotKeepTheCircuitClosedWhileRedisIsDown() throws Exception {
+		RateLimiterBackend redis = lettuceBackend();
+		Decision remembered = redis.decide(List.of(LimitRequest.of(this.limit, "remembered")), Operation.CHECK)
+			.withOrigin(Decision.Origin.REMEMBERED);
+		// As the denial cache answers a rejection it remembers: at once, without asking Redis (its own test shows
+		// that its answers say so).
+		RateLimiterBackend remembering = new RateLimiterBackend() {
+
+			@Override
+			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+				return requests.get(0).key().equals("remembered") ? CompletableFuture.completedFuture(remembered)
+						: redis.decideAsync(requests, operation);
+			}
+
+			@Override
+			public CompletionStage<Void> resetAsync(Limit limit, String key) {
+				return redis.resetAsync(limit, key);
+			}
+
+		};
+		GuardedBackend guarded = guard(remembering, FailurePolicy.LOCAL);
+		this.redis.freeze();
+		decide(guarded, this.limit);
+		long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (guarded.breaker().state() != CircuitBreaker.State.OPEN && System.nanoTime() < giveUp) {
+			guarded.decide(List.of(LimitRequest.of(this.limit, "remembered")), Operation.CHECK);
+			Thread.sleep(1);
+		}
+		assertThat(guarded.breaker().state()).as("the probes' silence is an outage, whatever was remembered locally")
+			.isEqualTo(CircuitBreaker.State.OPEN);
+		guarded.close();
+	}
+
 	@org.junit.jupiter.params.ParameterizedTest(name = "{0}")
 	@org.junit.jupiter.params.provider.ValueSource(strings = { "DEBUG SLEEP", "CLIENT PAUSE WRITE" })
 	void aSlowOrPausedRedisCostsNoMoreThanTheMaxDeadline(String stall) throws Exception {

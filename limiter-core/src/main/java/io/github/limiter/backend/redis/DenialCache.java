@@ -81,7 +81,8 @@ final class DenialCache {
 		}
 		long elapsed = nowMicros - denial.sentMicros;
 		return Decision.of(limit.name(), false, denial.capacity, denial.remaining, denial.retryAtMicros - nowMicros,
-				Math.max(0, denial.resetAfterMicros - elapsed), 0, denial.redisTimeMicros + elapsed, null);
+				Math.max(0, denial.resetAfterMicros - elapsed), 0, denial.redisTimeMicros + elapsed, null)
+			.withOrigin(Decision.Origin.REMEMBERED);
 	}
 
 	/**

@@ -10,6 +10,7 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 import io.github.limiter.Decision;
+import io.github.limiter.LimitRequest;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.algorithm.SlidingWindowLog;
 
@@ -33,6 +34,12 @@ class TokenController {
 
 	@GetMapping("/tokens")
 	ResponseEntity<Map<String, Object>> token(@RequestParam(defaultValue = "") String client) {
+		if (client.length() > LimitRequest.MAX_KEY_LENGTH) {
+			// The programmatic API refuses such a key with an IllegalArgumentException: input is checked first.
+			return ResponseEntity.badRequest()
+				.body(Map.of("error", "client is " + client.length() + " characters long; at most "
+						+ LimitRequest.MAX_KEY_LENGTH + " are accepted"));
+		}
 		Decision decision = this.limiter.acquire(this.window, client);
 		if (!decision.allowed()) {
 			return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)

@@ -121,7 +121,17 @@ public class RateLimitersEndpoint {
 	public void reset(@Selector String name, @Selector String key) {
 		LimitDescriptor descriptor = collect().get(name);
 		if (descriptor != null) {
-			this.rateLimiter.reset(descriptor.limit, key);
+			this.rateLimiter.reset(descriptor.limit, request(descriptor.limit, key).key());
+		}
+	}
+
+	/** A request for a key given in the path: one the limiter refuses (too long) is a 400, not a 500. */
+	private static LimitRequest request(Limit limit, String key) {
+		try {
+			return LimitRequest.of(limit, key);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
 		}
 	}
 
@@ -191,7 +201,7 @@ public class RateLimitersEndpoint {
 
 	private KeyState state(Limit limit, String key) {
 		RateLimiterBackend backend = this.rateLimiter.backend();
-		Decision check = backend.decide(List.of(LimitRequest.of(limit, key)), Operation.CHECK);
+		Decision check = backend.decide(List.of(request(limit, key)), Operation.CHECK);
 		// A check reports what would remain after one more call; the state is what remains now.
 		long available = check.allowed() ? check.remaining() + 1 : check.remaining();
 		// A full key has nothing to refill; the check's reset-after would count the permit it only pretended to take.

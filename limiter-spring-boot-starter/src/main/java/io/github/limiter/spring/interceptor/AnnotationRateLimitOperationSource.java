@@ -256,6 +256,14 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 			for (RateLimitOperation operation : method.operations()) {
 				this.failurePolicies.put(operation.limit().name(), operation.failurePolicy());
 				RateLimitedMethod owner = this.limitOwners.putIfAbsent(operation.limit().name(), method);
+				if (owner != null && owner != method && !owner.userClass().equals(method.userClass())
+						&& (method.hasDefaultName(operation.limit().name()) || owner.hasDefaultName(operation.limit().name()))) {
+					throw new IllegalStateException("Invalid @RateLimit on " + method.qualifiedName()
+							+ ": its limit has no name, and its default name '" + operation.limit().name()
+							+ "' is also the name of a limit on " + owner.qualifiedName() + " (classes of the same simple name);"
+							+ " set attribute 'name' on one of them to keep them apart, or the same name on both to share"
+							+ " one limit");
+				}
 				if (owner != null && owner != method) {
 					RateLimitOperation other = owner.operations()
 						.stream()

@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.StringJoiner;
 
 import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
@@ -34,6 +35,7 @@ import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.guard.FailurePolicy;
 import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.annotation.RateLimits;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties.Policy;
 import io.github.limiter.spring.interceptor.RateLimitSettings.Level;
@@ -84,6 +86,7 @@ final class RateLimitAnnotationParser {
 		List<RateLimitOperation> operations = new ArrayList<>(annotations.size());
 		String fallbackName = null;
 		String[] names = this.parameterNames.getParameterNames(method);
+		Set<String> unnamed = new HashSet<>();
 		List<RateLimit> all = new ArrayList<>(typeAnnotations);
 		all.addAll(annotations);
 		for (int i = 0; i < all.size(); i++) {
@@ -91,7 +94,11 @@ final class RateLimitAnnotationParser {
 			Resolver resolver = new Resolver(annotation, where);
 			// A class-level limit gets a name of its own, so it never merges with the method's own limit.
 			String defaultName = describe(method, targetClass) + ((i < typeAnnotations.size()) ? "[class]" : "");
-			operations.add(operation(annotation, resolver, method, targetClass, names, defaultName));
+			RateLimitOperation operation = operation(annotation, resolver, method, targetClass, names, defaultName);
+			if (operation.limit().name().equals(defaultName)) {
+				unnamed.add(defaultName);
+			}
+			operations.add(operation);
 			String fallback = resolver.text("fallback", annotation.fallback());
 			if (StringUtils.hasText(fallback)) {
 				if (fallbackName != null && !fallbackName.equals(fallback)) {
@@ -118,7 +125,7 @@ final class RateLimitAnnotationParser {
 						"Invalid @RateLimit on " + where + ": attribute 'fallback' = '" + fallbackName + "': " + ex.getMessage());
 			}
 		}
-		return new RateLimitedMethod(method, targetClass, operations, fallback, names);
+		return new RateLimitedMethod(method, targetClass, operations, unnamed, fallback, names);
 	}
 
 	private RateLimitOperation operation(RateLimit annotation, Resolver resolver, Method method, Class<?> targetClass,
@@ -395,13 +402,22 @@ final class RateLimitAnnotationParser {
 	 * @param type a bean class
 	 */
 	static void checkInterceptable(Class<?> type) {
+		boolean classLimited = !AnnotatedElementUtils.findMergedRepeatableAnnotations(type, RateLimit.class,
+				RateLimits.class).isEmpty();
 		for (Class<?> current = type; current != null && current != Object.class; current = current.getSuperclass()) {
 			for (Method method : current.getDeclaredMethods()) {
+				int modifiers = method.getModifiers();
+				if (classLimited && Modifier.isPublic(modifiers) && Modifier.isFinal(modifiers) && !Modifier.isStatic(modifiers)
+						&& !method.isSynthetic()) {
+					throw new IllegalStateException("Invalid @RateLimit on class " + type.getName()
+							+ ": it applies to every public method, and " + current.getName() + "." + method.getName()
+							+ parameterList(method, false) + " is final, so no proxy can intercept its calls and the limit"
+							+ " would never apply to it; make the method not final, or annotate the methods one by one");
+				}
 				if (!method.isAnnotationPresent(RateLimit.class)
-						&& !method.isAnnotationPresent(io.github.limiter.spring.annotation.RateLimits.class)) {
+						&& !method.isAnnotationPresent(RateLimits.class)) {
 					continue;
 				}
-				int modifiers = method.getModifiers();
 				String problem = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
 						: Modifier.isFinal(modifiers) ? "final" : null;
 				if (problem != null) {
@@ -427,7 +443,7 @@ final class RateLimitAnnotationParser {
 		return owner.getSimpleName() + "." + method.getName() + ((overloads > 1) ? parameterList(method, true) : "");
 	}
 
-	private static String parameterList(Method method, boolean simple) {
+	static String parameterList(Method method, boolean simple) {
 		StringJoiner joiner = new StringJoiner(",", "(", ")");
 		for (Class<?> type : method.getParameterTypes()) {
 			joiner.add(simple ? type.getSimpleName() : type.getName());

@@ -3,6 +3,7 @@ package io.github.limiter.spring.interceptor;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
 
 import org.springframework.core.ReactiveAdapterRegistry;
@@ -23,6 +24,9 @@ public final class RateLimitedMethod {
 
 	private final List<RateLimitOperation> operations;
 
+	/** The names of the limits whose annotation has no name. */
+	private final Set<String> unnamed;
+
 	private final FallbackMethod fallback;
 
 	private final String[] parameterNames;
@@ -41,11 +45,12 @@ public final class RateLimitedMethod {
 
 	private final boolean usesCaller;
 
-	RateLimitedMethod(Method method, Class<?> targetClass, List<RateLimitOperation> operations, FallbackMethod fallback,
-			String[] parameterNames) {
+	RateLimitedMethod(Method method, Class<?> targetClass, List<RateLimitOperation> operations, Set<String> unnamed,
+			FallbackMethod fallback, String[] parameterNames) {
 		this.method = method;
 		this.targetClass = targetClass;
 		this.operations = List.copyOf(operations);
+		this.unnamed = Set.copyOf(unnamed);
 		this.fallback = fallback;
 		this.parameterNames = parameterNames;
 		this.shape = Shape.of(method.getReturnType());
@@ -187,6 +192,31 @@ public final class RateLimitedMethod {
 	 */
 	public String description() {
 		return RateLimitAnnotationParser.describe(this.method, this.targetClass);
+	}
+
+	/**
+	 * The class whose bean this method limits, as the default names read it.
+	 * @return the user class (not a proxy's)
+	 */
+	Class<?> userClass() {
+		return (this.targetClass != null) ? ClassUtils.getUserClass(this.targetClass) : this.method.getDeclaringClass();
+	}
+
+	/**
+	 * An identity that no other method shares: {@code fully.qualified.Class.method(fully.qualified.Types)}.
+	 * @return the qualified name
+	 */
+	String qualifiedName() {
+		return userClass().getName() + "." + this.method.getName() + RateLimitAnnotationParser.parameterList(this.method, false);
+	}
+
+	/**
+	 * Whether a limit of this method is named by default, its annotation having no name.
+	 * @param name the limit's name
+	 * @return whether this method gave the limit its default name
+	 */
+	boolean hasDefaultName(String name) {
+		return this.unnamed.contains(name);
 	}
 
 	@Override

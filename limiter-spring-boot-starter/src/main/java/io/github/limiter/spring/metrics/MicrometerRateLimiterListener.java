@@ -65,7 +65,7 @@ public class MicrometerRateLimiterListener implements RateLimiterListener {
 		if (registry == null) {
 			return;
 		}
-		String prefix = (decision.origin() == Decision.Origin.BACKEND) ? "" : "fallback-";
+		String prefix = decision.origin().byBackend() ? "" : "fallback-";
 		List<Decision> parts = decision.parts().isEmpty() ? List.of(decision) : decision.parts();
 		for (int i = 0; i < parts.size(); i++) {
 			if (decision.allowed()) {

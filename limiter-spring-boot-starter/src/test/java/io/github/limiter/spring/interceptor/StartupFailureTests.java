@@ -163,6 +163,29 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aClassLimitOverAFinalPublicMethodFailsStartup() {
+		assertStartupFails(ClassLimitedWithFinalMethod.class, "Invalid @RateLimit on class "
+				+ ClassLimitedWithFinalMethod.class.getName() + ": it applies to every public method, and "
+				+ ClassLimitedWithFinalMethod.class.getName() + ".sealed(java.lang.String) is final, so no proxy can"
+				+ " intercept its calls and the limit would never apply to it; make the method not final, or annotate the"
+				+ " methods one by one");
+	}
+
+	@RateLimit(max = "1", window = "1m")
+	static class ClassLimitedWithFinalMethod {
+
+		public void open() {
+		}
+
+		public final void sealed(String user) {
+		}
+
+		public static void helper() {
+		}
+
+	}
+
+	@Test
 	void privateMethodCannotBeIntercepted() {
 		assertStartupFails(PrivateMethod.class, "Invalid @RateLimit on " + PrivateMethod.class.getName()
 				+ ".call(): the method is private, so no proxy can intercept its calls and the limit would never apply");
@@ -186,6 +209,64 @@ class StartupFailureTests {
 				.hasMessageContaining("on failure")
 				.hasMessageContaining("methods that share a limit by name must define it the same way");
 		});
+	}
+
+	@Test
+	void unnamedLimitsOfClassesWithTheSameSimpleNameMustBeNamedApart() {
+		this.runner.withBean(Admin.Users.class).withBean(Api.Users.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("its limit has no name, and its default name 'Users.list' is also the name of a limit on")
+				.hasMessageContaining(Admin.Users.class.getName() + ".list()")
+				.hasMessageContaining(Api.Users.class.getName() + ".list()")
+				.hasMessageContaining("set attribute 'name' on one of them");
+		});
+	}
+
+	@Test
+	void classesWithTheSameSimpleNameShareALimitOnlyWhenTheyNameIt() {
+		this.runner.withBean(Admin.NamedUsers.class).withBean(Api.NamedUsers.class)
+			.run(context -> assertThat(context).hasNotFailed());
+	}
+
+	static class Admin {
+
+		static class Users {
+
+			@RateLimit(max = "1", window = "1m")
+			public void list() {
+			}
+
+		}
+
+		static class NamedUsers {
+
+			@RateLimit(name = "users", max = "1", window = "1m")
+			public void list() {
+			}
+
+		}
+
+	}
+
+	static class Api {
+
+		static class Users {
+
+			@RateLimit(max = "1", window = "1m")
+			public void list() {
+			}
+
+		}
+
+		static class NamedUsers {
+
+			@RateLimit(name = "users", max = "1", window = "1m")
+			public void list() {
+			}
+
+		}
+
 	}
 
 	@Test

@@ -20,6 +20,7 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 
 import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.LimitRequest;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.backend.redis.RedisScriptBackend;
@@ -36,6 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = WebRedisIntegrationTests.Application.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=health,metrics,prometheus,ratelimiters",
 				"management.endpoint.ratelimiters.access=unrestricted", "management.endpoint.health.show-details=always",
+				// Spring Boot keeps the reason of a 400 out of its body unless asked (Boot 4 and Boot 3.5).
+				"spring.web.error.include-message=always", "server.error.include-message=always",
 				// Spring Boot 3 switches metrics export off in tests unless asked.
 				"management.prometheus.metrics.export.enabled=true" })
 class WebRedisIntegrationTests {
@@ -165,6 +168,11 @@ class WebRedisIntegrationTests {
 			.as("a full key has nothing to refill")
 			.contains("\"resetAfterMillis\":0");
 		assertThat(get("/actuator/ratelimiters/nope").statusCode()).isEqualTo(404);
+		String tooLong = "k".repeat(LimitRequest.MAX_KEY_LENGTH + 1);
+		HttpResponse<String> refused = get("/actuator/ratelimiters/orders/" + tooLong);
+		assertThat(refused.statusCode()).as("a key the limiter refuses is the request's fault").isEqualTo(400);
+		assertThat(refused.body()).contains("above the maximum of " + LimitRequest.MAX_KEY_LENGTH);
+		assertThat(delete("/actuator/ratelimiters/orders/" + tooLong).statusCode()).isEqualTo(400);
 	}
 
 	@Test
@@ -184,6 +192,7 @@ class WebRedisIntegrationTests {
 
 		HttpResponse<String> invalid = post("/actuator/ratelimiters/tuned", "{\"max\": \"-1\"}");
 		assertThat(invalid.statusCode()).isEqualTo(400);
+		assertThat(invalid.body()).contains("runtime override 'max' = '-1' must be positive");
 		assertThat(post("/actuator/ratelimiters/tuned", "{}").statusCode()).isEqualTo(400);
 		assertThat(post("/actuator/ratelimiters/nope", "{\"max\": \"1\"}").statusCode()).isEqualTo(400);
 		assertThat(get("/actuator/ratelimiters/tuned").body()).as("an invalid override changes nothing")

@@ -152,6 +152,7 @@ class CoalescingAndDenialCacheTests {
 		Decision first = limiter.acquire(limit, "k");
 		assertThat(first.allowed()).isFalse();
 		assertThat(first.retryAfter()).isEqualTo(Duration.ofMinutes(1));
+		assertThat(first.origin()).isEqualTo(Decision.Origin.BACKEND);
 		assertThat(redis.calls.get()).isEqualTo(4);
 
 		clock.advance(Duration.ofMillis(500));
@@ -160,6 +161,7 @@ class CoalescingAndDenialCacheTests {
 			assertThat(cached.allowed()).isFalse();
 			assertThat(cached.remaining()).isZero();
 			assertThat(cached.retryAfter()).isEqualTo(Duration.ofMillis(59_500));
+			assertThat(cached.origin()).as("Redis's verdict, repeated without asking it").isEqualTo(Decision.Origin.REMEMBERED);
 		}
 		assertThat(limiter.check(limit, "k").allowed()).isFalse();
 		assertThat(redis.calls.get()).as("1001 rejections, no Redis call").isEqualTo(4);
