@@ -92,9 +92,15 @@ public final class RateLimiterAutoConfiguration {
 			logger.log(System.Logger.Level.WARNING, "limiter.failure.failure-threshold is no longer used and is ignored: "
 					+ "a probe that gets no answer within limiter.failure.max-deadline opens the circuit");
 		}
+		Duration deadline = positive("limiter.failure.deadline", failure.getDeadline());
+		Duration maxDeadline = positive("limiter.failure.max-deadline", failure.getMaxDeadline());
+		if (deadline.compareTo(maxDeadline) > 0) {
+			throw new IllegalStateException("Invalid limiter.failure.deadline = '" + deadline + "': must not exceed "
+					+ "limiter.failure.max-deadline = '" + maxDeadline + "' (the deadline adapts between the two)");
+		}
 		return GuardedBackend.builder(backend)
-			.deadline(positive("limiter.failure.deadline", failure.getDeadline()))
-			.maxDeadline(positive("limiter.failure.max-deadline", failure.getMaxDeadline()))
+			.deadline(deadline)
+			.maxDeadline(maxDeadline)
 			.openDuration(positive("limiter.failure.open-duration", failure.getOpenDuration()))
 			.heartbeat(positive("limiter.failure.heartbeat", failure.getHeartbeat()))
 			.expectedInstances((instances != null) ? instances : 0)

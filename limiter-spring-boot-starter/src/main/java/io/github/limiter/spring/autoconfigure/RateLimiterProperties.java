@@ -112,6 +112,10 @@ public class RateLimiterProperties {
 	}
 
 	public void setKeyPrefix(String keyPrefix) {
+		if (keyPrefix != null && (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0)) {
+			throw new IllegalArgumentException("Invalid limiter.key-prefix = '" + keyPrefix + "': must not contain braces, "
+					+ "which would pick the Redis Cluster slot of every key (the limiter picks each key's slot from the key)");
+		}
 		this.keyPrefix = keyPrefix;
 	}
 
@@ -559,7 +563,8 @@ public class RateLimiterProperties {
 	public static class Local {
 
 		/**
-		 * Most keys kept in memory; the oldest are evicted beyond.
+		 * Most keys kept in memory; beyond, a new key takes the place of a less used one (W-TinyLFU), so a flood of
+		 * one-off keys cannot push out the keys in real use.
 		 */
 		private int maxKeys = 100_000;
 
@@ -568,6 +573,9 @@ public class RateLimiterProperties {
 		}
 
 		public void setMaxKeys(int maxKeys) {
+			if (maxKeys < 1) {
+				throw new IllegalArgumentException("Invalid limiter.local.max-keys = '" + maxKeys + "': must be positive");
+			}
 			this.maxKeys = maxKeys;
 		}
 
@@ -609,7 +617,7 @@ public class RateLimiterProperties {
 		 * Most keys whose last rejection is remembered (for up to a second, never past its retry time), so that
 		 * calls Redis would reject anyway are answered without it; 0 switches the cache off.
 		 */
-		private int denialCacheSize = io.github.limiter.backend.redis.RedisScriptBackend.DEFAULT_DENIAL_CACHE_SIZE;
+		private int denialCacheSize = 100_000;
 
 		public boolean isCoalesce() {
 			return this.coalesce;
@@ -625,7 +633,8 @@ public class RateLimiterProperties {
 
 		public void setDenialCacheSize(int denialCacheSize) {
 			if (denialCacheSize < 0) {
-				throw new IllegalArgumentException("must be 0 (off) or a number of keys, not " + denialCacheSize);
+				throw new IllegalArgumentException("Invalid limiter.redis.denial-cache-size = '" + denialCacheSize
+						+ "': must be 0 (off) or a number of keys");
 			}
 			this.denialCacheSize = denialCacheSize;
 		}

@@ -40,6 +40,9 @@ class AutoConfigurationImportsTests {
 			String metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
 			assertThat(metadata).contains("\"limiter.backend\"", "\"limiter.policies\"", "\"limiter.defaults.window\"",
 					"\"limiter.aop.order\"", "\"limiter.empty-key\"");
+			// The default the metadata shows is the backend's own.
+			assertThat(metadata.replaceAll("\\s", "")).containsPattern("\"name\":\"limiter.redis.denial-cache-size\"[^}]*"
+					+ "\"defaultValue\":" + io.github.limiter.backend.redis.RedisScriptBackend.DEFAULT_DENIAL_CACHE_SIZE + "\\}");
 		}
 	}
 

@@ -191,6 +191,16 @@ class RateLimiterAutoConfigurationTests {
 				"Invalid limiter.failure.expected-instances = '0': must be positive (leave it unset to count the instances)");
 	}
 
+	@Test
+	void aDeadlineAboveTheMaxDeadlineFailsAtStartupNamingBoth() {
+		this.runner.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
+			.withPropertyValues("limiter.failure.deadline=2s", "limiter.failure.max-deadline=1s")
+			.run(context -> assertThat(context).hasFailed().getFailure().rootCause().hasMessage(
+					"Invalid limiter.failure.deadline = 'PT2S': must not exceed limiter.failure.max-deadline = 'PT1S' "
+							+ "(the deadline adapts between the two)"));
+	}
+
 	private void assertStartupFailure(String property, String message) {
 		this.runner.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
@@ -221,7 +231,7 @@ class RateLimiterAutoConfigurationTests {
 		io.github.limiter.Limit orders = io.github.limiter.algorithm.FixedWindow.of("orders", 5,
 				java.time.Duration.ofMinutes(1));
 		this.runner.withBean(RedisConnectionFactory.class, factory)
-			.withPropertyValues("spring.application.name=" + name, "limiter.failure.deadline=5s")
+			.withPropertyValues("spring.application.name=" + name, "limiter.failure.deadline=5s", "limiter.failure.max-deadline=5s")
 			.run(context -> {
 				io.github.limiter.Decision decision = context.getBean(RateLimiter.class).acquire(orders, "alice");
 				assertThat(redis.command("KEYS", "limiter:" + name + ":*")).as("%s", decision).contains("alice");
@@ -229,7 +239,7 @@ class RateLimiterAutoConfigurationTests {
 		String shared = "shared-" + java.util.UUID.randomUUID() + ":";
 		this.runner.withBean(RedisConnectionFactory.class, factory)
 			.withPropertyValues("spring.application.name=" + name, "limiter.key-prefix=" + shared,
-					"limiter.failure.deadline=5s")
+					"limiter.failure.deadline=5s", "limiter.failure.max-deadline=5s")
 			.run(context -> {
 				io.github.limiter.Decision decision = context.getBean(RateLimiter.class).acquire(orders, "bob");
 				assertThat(redis.command("KEYS", shared + "*")).as("an explicit prefix wins (%s)", decision).contains("bob");

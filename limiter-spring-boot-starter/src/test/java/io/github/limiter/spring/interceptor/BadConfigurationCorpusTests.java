@@ -61,7 +61,10 @@ class BadConfigurationCorpusTests {
 				Arguments.of("limiter.policies.fixed.window=-1ms", "Invalid limiter.policies.fixed.window = 'PT-0.001S': must be a positive duration"),
 				Arguments.of("limiter.defaults.cost=0", "Invalid limiter.defaults.cost = '0': must be positive"),
 				Arguments.of("limiter.policies.fixed.max-wait=-1s", "Invalid limiter.policies.fixed.max-wait = 'PT-1S': must not be negative"),
-				Arguments.of("limiter.redis.denial-cache-size=-1", "must be 0 (off) or a number of keys, not -1"),
+				Arguments.of("limiter.redis.denial-cache-size=-1",
+						"Invalid limiter.redis.denial-cache-size = '-1': must be 0 (off) or a number of keys"),
+				Arguments.of("limiter.local.max-keys=0", "Invalid limiter.local.max-keys = '0': must be positive"),
+				Arguments.of("limiter.key-prefix=app{1}:", "Invalid limiter.key-prefix = 'app{1}:': must not contain braces"),
 				Arguments.of("t.delay=1", METHOD + "attribute 'delay' = '1' is not accepted by the TOKEN_BUCKET algorithm "
 						+ "(only by LEAKY_BUCKET)"),
 				Arguments.of("t.policy=leaky,t.burst=2,t.delay=3", METHOD + "attribute 'delay' = '3' must be between 0 "
@@ -125,7 +128,8 @@ class BadConfigurationCorpusTests {
 			.lettuce();
 		try {
 			this.runner.withBean(org.springframework.data.redis.connection.RedisConnectionFactory.class, () -> factory)
-				.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix, "limiter.failure.deadline=5s")
+				.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix, "limiter.failure.deadline=5s",
+						"limiter.failure.max-deadline=5s")
 				.withPropertyValues(policies())
 				.withPropertyValues(properties.split(","))
 				.run(context -> {

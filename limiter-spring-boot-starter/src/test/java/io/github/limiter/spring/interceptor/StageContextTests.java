@@ -49,7 +49,7 @@ class StageContextTests {
 					"spring.data.redis.port=" + (backend.equals("redis") ? TestRedis.standalone().port() : 1),
 					"limiter.key-prefix=" + TestRedis.uniquePrefix(), "spring.main.banner-mode=off",
 					// The first call also connects: give it time, so that it is decided by Redis, not the guard.
-					"limiter.failure.deadline=5s")
+					"limiter.failure.deadline=5s", "limiter.failure.max-deadline=5s")
 			.run()) {
 			Reports reports = context.getBean(Reports.class);
 			for (int i = 0; i < 5; i++) {

@@ -113,7 +113,7 @@ class RetuneTests {
 		ApplicationContextRunner shared = this.runner
 			.withBean(RedisConnectionFactory.class, TestRedis::lettuce)
 			.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix, "limiter.retune.refresh=100ms",
-					"limiter.failure.deadline=5s");
+					"limiter.failure.deadline=5s", "limiter.failure.max-deadline=5s");
 		shared.run(one -> shared.run(other -> {
 			Api api = other.getBean(Api.class);
 			admit(api, "k", 2);
@@ -135,7 +135,7 @@ class RetuneTests {
 		String prefix = TestRedis.uniquePrefix();
 		this.runner.withBean(RedisConnectionFactory.class, TestRedis::lettuce)
 			.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix, "limiter.retune.refresh=100ms",
-					"limiter.failure.deadline=5s")
+					"limiter.failure.deadline=5s", "limiter.failure.max-deadline=5s")
 			.run(context -> {
 				// Written to the backend by something else than this application's checks.
 				OverrideStore store = (OverrideStore) context.getBean(RateLimiterBackend.class);

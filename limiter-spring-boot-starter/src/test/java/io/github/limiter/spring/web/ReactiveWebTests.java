@@ -42,7 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = ReactiveWebTests.Application.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "reactor.netty.ioWorkerCount=1",
-				"limiter.empty-key=reject", "limiter.failure.deadline=2s" })
+				"limiter.empty-key=reject", "limiter.failure.deadline=2s", "limiter.failure.max-deadline=2s" })
 class ReactiveWebTests {
 
 	@LocalServerPort
