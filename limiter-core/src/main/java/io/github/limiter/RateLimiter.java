@@ -245,6 +245,33 @@ public final class RateLimiter {
 	}
 
 	/**
+	 * Gives back the permits an admitted acquire took, for a call that turned out not to count. Taking first and giving
+	 * back is how to count only failures without letting concurrent attempts through together: every attempt holds
+	 * its permit while it runs, and only the ones that succeed give it back.
+	 * <pre>{@code
+	 * Decision attempt = limiter.acquire(failures, username);   // refused: too many failures
+	 * boolean failed = ...;                                     // run the attempt
+	 * if (!failed) limiter.refund(List.of(LimitRequest.of(failures, username)), attempt);
+	 * }</pre>
+	 * @param requests the requests of the acquire, in its order
+	 * @param acquired its decision, which must have been admitted
+	 * @throws io.github.limiter.spi.BackendException when the backend cannot take the permits back
+	 */
+	public void refund(List<LimitRequest> requests, Decision acquired) {
+		RateLimiterBackend.join(this.backend.refundAsync(requests, acquired));
+	}
+
+	/**
+	 * Gives back the permits an admitted acquire took, without blocking (see {@link #refund}).
+	 * @param requests the requests of the acquire, in its order
+	 * @param acquired its decision, which must have been admitted
+	 * @return completes when the permits are back
+	 */
+	public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+		return this.backend.refundAsync(requests, acquired);
+	}
+
+	/**
 	 * Forgets one key of a limit.
 	 * @param limit the limit
 	 * @param key the key

@@ -72,6 +72,11 @@ class RateLimiterTests {
 			public CompletionStage<Void> resetAsync(Limit limit, String key) {
 				return CompletableFuture.completedFuture(null);
 			}
+
+			@Override
+			public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+				return CompletableFuture.completedFuture(null);
+			}
 		};
 		List<Throwable> failures = new ArrayList<>();
 		RateLimiter limiter = RateLimiter.of(broken).withListener(new RateLimiterListener() {

@@ -91,6 +91,19 @@ public abstract class AbstractLimit<S> implements Limit {
 	public abstract S record(S state, long nowMicros, long cost);
 
 	/**
+	 * Gives back what an admitted call of the given cost took when it was decided at {@code chargedAtMicros}, as far as
+	 * the state still holds it: a window only while it is the window charged (a sliding counter's also once it is the
+	 * previous one), a log the entries of that instant, a bucket the cost's time. Never leaves more room than if the
+	 * call had not come. The same as the {@code refund} of the algorithm's Lua file.
+	 * @param state the stored state, or {@code null}
+	 * @param nowMicros the current time
+	 * @param cost the permits the call took
+	 * @param chargedAtMicros the time of the decision that admitted it
+	 * @return the new state (the same when there is nothing to give back)
+	 */
+	public abstract S refund(S state, long nowMicros, long cost, long chargedAtMicros);
+
+	/**
 	 * Instant after which the state is equivalent to no state at all and can be dropped.
 	 * @param state a stored state
 	 * @return microseconds since the epoch

@@ -151,6 +151,15 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 	}
 
 	@Override
+	public State refund(State state, long now, long cost, long chargedAt) {
+		if (state == null || state.start != windowStart(chargedAt)) {
+			// The window charged has ended: the permits left with it.
+			return state;
+		}
+		return new State(state.start, Math.max(0, state.count - cost), state.end);
+	}
+
+	@Override
 	public long expiresAtMicros(State state) {
 		return state.end;
 	}

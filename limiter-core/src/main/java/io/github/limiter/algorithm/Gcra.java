@@ -241,6 +241,16 @@ final class Gcra {
 		return at(now, Math.max(ahead, Math.min(charged, this.tolerance)), stored - spent);
 	}
 
+	/** Gives back a cost's time; a warming bucket keeps its surcharge and the idleness spent, as {@code gcra.lua}. */
+	GcraState refund(GcraState tat, long now, long cost) {
+		if (tat == null) {
+			return null;
+		}
+		long ahead = ahead(tat, now);
+		long stored = (this.warmup == 0) ? 0 : stored(tat, now, ahead);
+		return at(now, Math.max(0, ahead - cost * this.interval), stored);
+	}
+
 	long expiresAtMicros(GcraState tat) {
 		long arrival = tat.micros() + ((tat.ticks() > 0) ? 1 : 0);
 		return (this.warmup == 0) ? arrival : arrival + ceilDiv(this.warmup - storedTicks(tat), this.q);

@@ -196,6 +196,11 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	}
 
 	@Override
+	public GcraState refund(GcraState tat, long now, long cost, long chargedAt) {
+		return this.gcra.refund(tat, now, cost);
+	}
+
+	@Override
 	public long expiresAtMicros(GcraState tat) {
 		return this.gcra.expiresAtMicros(tat);
 	}

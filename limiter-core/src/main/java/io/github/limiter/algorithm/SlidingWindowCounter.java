@@ -115,6 +115,18 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 		return new State(start, Math.min(this.limit, counts.current + cost), counts.previous);
 	}
 
+	@Override
+	public State refund(State state, long now, long cost, long chargedAt) {
+		long charged = Math.floorDiv(chargedAt, this.windowMicros) * this.windowMicros;
+		if (state != null && state.start == charged) {
+			return new State(state.start, Math.max(0, state.current - cost), state.previous);
+		}
+		if (state != null && state.start == charged + this.windowMicros) {
+			return new State(state.start, state.current, Math.max(0, state.previous - cost));
+		}
+		return state;
+	}
+
 	/** The counts as seen from the window starting at {@code start}: a stored window may be this one or the last. */
 	private State counts(State state, long start) {
 		if (state != null && state.start == start) {

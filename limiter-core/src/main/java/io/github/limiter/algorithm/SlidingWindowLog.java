@@ -109,6 +109,30 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 		return new State(next);
 	}
 
+	/** Removes up to {@code cost} entries of the instant charged, the newest first: those are the call's. */
+	@Override
+	public State refund(State state, long now, long cost, long chargedAt) {
+		if (state == null) {
+			return null;
+		}
+		long[] times = state.times;
+		int last = times.length - 1;
+		while (last >= 0 && times[last] > chargedAt) {
+			last--;
+		}
+		int first = last;
+		while (first >= 0 && times[first] == chargedAt && last - first < cost) {
+			first--;
+		}
+		if (first == last) {
+			return state;
+		}
+		long[] next = new long[times.length - (last - first)];
+		System.arraycopy(times, 0, next, 0, first + 1);
+		System.arraycopy(times, last + 1, next, first + 1, times.length - last - 1);
+		return new State(next);
+	}
+
 	@Override
 	public long expiresAtMicros(State state) {
 		return (state.times.length == 0) ? Long.MIN_VALUE : state.times[state.times.length - 1] + this.windowMicros;

@@ -159,6 +159,11 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	}
 
 	@Override
+	public GcraState refund(GcraState tat, long now, long cost, long chargedAt) {
+		return this.gcra.refund(tat, now, cost);
+	}
+
+	@Override
 	public long expiresAtMicros(GcraState tat) {
 		return this.gcra.expiresAtMicros(tat);
 	}

@@ -524,6 +524,40 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		return false;
 	}
 
+	/**
+	 * Gives the permits back where they were taken: to the backend for its own decisions (within the max deadline; not
+	 * while its circuit is open), to the local shares for theirs. A decision of the failure policy or a remembered
+	 * rejection took nothing.
+	 */
+	@Override
+	public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+		RateLimiterBackend.parts(requests, acquired);
+		switch (acquired.origin()) {
+			case BACKEND: {
+				if (!this.breaker.isClosed()) {
+					return CompletableFuture.failedFuture(new BackendException("could not give back the permits of "
+							+ acquired.limitName() + ": the backend is down (circuit " + this.breaker.state() + ")", null));
+				}
+				return call(() -> this.delegate.refundAsync(requests, acquired))
+					.orTimeout(this.deadline.ceiling().toNanos(), TimeUnit.NANOSECONDS)
+					.exceptionally(failure -> {
+						throw new BackendException("could not give back the permits of " + acquired.limitName(),
+								unwrap(failure));
+					});
+			}
+			case LOCAL_FALLBACK: {
+				List<LimitRequest> shares = new ArrayList<>(requests.size());
+				for (LimitRequest request : requests) {
+					Limit share = share(request.limit());
+					shares.add(new LimitRequest(share, request.key(), Math.min(request.cost(), share.capacity())));
+				}
+				return this.local.refundAsync(shares, acquired);
+			}
+			default:
+				return CompletableFuture.completedFuture(null);
+		}
+	}
+
 	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		this.local.resetAsync(limit, key);

@@ -68,6 +68,38 @@ public interface RateLimiterBackend {
 	CompletionStage<Void> resetAsync(Limit limit, String key);
 
 	/**
+	 * Gives back the permits an admitted {@link Operation#ACQUIRE} took, for a call that turned out not to count (a
+	 * login that succeeded where only failures count, say). Each limit gives back what it still holds of them (see
+	 * {@link io.github.limiter.algorithm.AbstractLimit#refund}); a limit whose permits already left (a window that
+	 * ended) is left as it is, so a refund never makes more room than if the call had not come.
+	 * @param requests the requests of that decision, in its order
+	 * @param acquired that decision: admitted, with one part per request (its time and token say what to give back)
+	 * @return completes when the permits are back
+	 * @throws IllegalArgumentException when the decision was not admitted or has not one part per request
+	 */
+	CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired);
+
+	/**
+	 * What each request of an admitted decision took: its parts, in the order of the requests (the decision itself
+	 * when there is one request).
+	 * @param requests the requests of the decision
+	 * @param acquired the decision
+	 * @return one part per request
+	 * @throws IllegalArgumentException when the decision was not admitted or has not one part per request
+	 */
+	static List<Decision> parts(List<LimitRequest> requests, Decision acquired) {
+		if (!acquired.allowed()) {
+			throw new IllegalArgumentException("only an admitted decision took permits to give back: " + acquired);
+		}
+		List<Decision> parts = acquired.parts().isEmpty() ? List.of(acquired) : acquired.parts();
+		if (parts.size() != requests.size()) {
+			throw new IllegalArgumentException("a decision of " + parts.size() + " limits cannot give back the permits of "
+					+ requests.size() + " requests");
+		}
+		return parts;
+	}
+
+	/**
 	 * Waits for a stage of this backend and unwraps its failure.
 	 * @param stage a stage returned by a backend
 	 * @param <T> the result type

@@ -224,6 +224,56 @@ public abstract class BackendContractTests {
 		assertThat(this.limiter.acquire(log, "k").allowed()).isFalse();
 	}
 
+	// Refunds
+
+	@Test
+	void aRefundGivesBackWhatAnAdmittedAcquireTookAndNothingMore() {
+		List<Limit> limits = List.of(FixedWindow.of("refund-fw", 2, Duration.ofMinutes(1)),
+				SlidingWindowLog.of("refund-log", 2, Duration.ofMinutes(1)),
+				SlidingWindowCounter.of("refund-sc", 2, Duration.ofMinutes(1)),
+				TokenBucket.of("refund-bucket", 2, 1, Duration.ofMinutes(1)),
+				LeakyBucket.nodelay("refund-leaky", 1, Duration.ofMinutes(1), 1));
+		for (Limit limit : limits) {
+			List<LimitRequest> request = List.of(LimitRequest.of(limit, "k"));
+			Decision last = null;
+			for (Decision decision = this.limiter.acquire(limit, "k"); decision.allowed(); decision = this.limiter
+				.acquire(limit, "k")) {
+				last = decision;
+			}
+			assertThat(last).as("%s admits at first", limit.name()).isNotNull();
+			this.limiter.refund(request, last);
+			assertThat(this.limiter.acquire(limit, "k").allowed()).as("%s: the permit is back", limit.name()).isTrue();
+			assertThat(this.limiter.acquire(limit, "k").allowed()).as("%s: one permit, no more", limit.name()).isFalse();
+		}
+	}
+
+	@Test
+	void aRefundAfterItsWindowEndedGivesNothingToTheNextWindow() {
+		Limit limit = FixedWindow.of("refund-late", 1, Duration.ofSeconds(1));
+		Decision taken = this.limiter.acquire(limit, "k");
+		at(Duration.ofSeconds(1));
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+		this.limiter.refund(List.of(LimitRequest.of(limit, "k")), taken);
+		assertThat(this.limiter.acquire(limit, "k").allowed()).as("the permits left with their window").isFalse();
+	}
+
+	@Test
+	void aRefundOfSeveralLimitsGivesBackToEachAndOnlyAnAdmittedDecisionHasPermitsToGiveBack() {
+		Limit window = FixedWindow.of("refund-a", 1, Duration.ofMinutes(1));
+		Limit log = SlidingWindowLog.of("refund-b", 1, Duration.ofMinutes(1));
+		LimitRequest[] both = { LimitRequest.of(window, "k"), LimitRequest.of(log, "k") };
+		Decision taken = this.limiter.acquire(both);
+		assertThat(taken.allowed()).isTrue();
+		Decision rejected = this.limiter.acquire(both);
+		assertThat(rejected.allowed()).isFalse();
+		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.limiter.refund(List.of(both), rejected))
+			.withMessageContaining("only an admitted decision took permits to give back");
+		this.limiter.refund(List.of(both), taken);
+		assertThat(this.limiter.acquire(both).allowed()).isTrue();
+		assertThat(this.limiter.acquire(LimitRequest.of(log, "k")).allowed()).isFalse();
+	}
+
 	@Test
 	void tokenBucketTakesSeveralTokensPerCall() {
 		Limit limit = TokenBucket.of("bucket-cost", 5, 1, ms(100));

@@ -137,6 +137,11 @@ class GuardedBackendIntegrationTests {
 				return redis.resetAsync(limit, key);
 			}
 
+			@Override
+			public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+				return redis.refundAsync(requests, acquired);
+			}
+
 		};
 	}
 
@@ -222,6 +227,11 @@ class GuardedBackendIntegrationTests {
 			@Override
 			public CompletionStage<Void> resetAsync(Limit limit, String key) {
 				return redis.resetAsync(limit, key);
+			}
+
+			@Override
+			public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+				return redis.refundAsync(requests, acquired);
 			}
 
 		};
@@ -385,6 +395,11 @@ class GuardedBackendIntegrationTests {
 
 			@Override
 			public CompletionStage<Void> resetAsync(Limit limit, String key) {
+				return CompletableFuture.completedFuture(null);
+			}
+
+			@Override
+			public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
 				return CompletableFuture.completedFuture(null);
 			}
 

@@ -373,6 +373,39 @@ public final class LocalBackend implements RateLimiterBackend {
 		}
 	}
 
+	/** Each key on its own: a refund gives back, so there is nothing to hold all or nothing. */
+	@Override
+	public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+		List<Decision> parts = RateLimiterBackend.parts(requests, acquired);
+		for (int i = 0; i < parts.size(); i++) {
+			refund(requests.get(i), parts.get(i).timeMicros());
+		}
+		return CompletableFuture.completedFuture(null);
+	}
+
+	private void refund(LimitRequest request, long chargedAt) {
+		AbstractLimit<Object> limit = algorithm(request.limit());
+		Entry entry = this.entries.getIfPresent(StoreKey.of(request));
+		int spins = 0;
+		int lost = 0;
+		while (entry != null) {
+			Object state = entry.state;
+			if (state == REMOVED || state == null) {
+				// Evicted or reset since: nothing of the call is left to give back.
+				return;
+			}
+			if (state instanceof Held) {
+				spins = spin(spins);
+				continue;
+			}
+			Object next = limit.refund(state, this.clock.nowMicros(), request.cost(), chargedAt);
+			if (next == state || STATE.compareAndSet(entry, state, next)) {
+				return;
+			}
+			lost = backOff(lost);
+		}
+	}
+
 	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		Entry entry = this.entries.getIfPresent(StoreKey.of(LimitRequest.of(limit, key)));

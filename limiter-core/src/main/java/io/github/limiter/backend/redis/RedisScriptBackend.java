@@ -300,6 +300,38 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		return improving(unit.keys, () -> execute(unit.call("x")).thenApply(reply -> null));
 	}
 
+	@Override
+	public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+		return refund(requests, RateLimiterBackend.parts(requests, acquired));
+	}
+
+	/**
+	 * Gives back what each request took, one script call per cluster slot (the requests of one slot were decided by
+	 * one script call, at one Redis time, under one token).
+	 * @param requests the requests
+	 * @param parts what each took: its decision, whose time and token the script's refund reads
+	 * @return completes when the permits are back
+	 */
+	public CompletionStage<Void> refund(List<LimitRequest> requests, List<Decision> parts) {
+		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+		for (int i = 0; i < requests.size(); i++) {
+			int slot = this.executor.isCluster() ? KeyLayout.slot(this.layout.key(requests.get(i))) : 0;
+			bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
+		}
+		List<CompletableFuture<Void>> refunds = new ArrayList<>(bySlot.size());
+		for (List<Integer> positions : bySlot.values()) {
+			String token = "";
+			for (Integer position : positions) {
+				if (parts.get(position).token() != null) {
+					token = parts.get(position).token();
+				}
+			}
+			ScriptUnit unit = new ScriptUnit(select(requests, positions), positions, argumentTime(), token);
+			refunds.add(unit.refund(parts.get(positions.get(0)).timeMicros()).toCompletableFuture());
+		}
+		return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new));
+	}
+
 	/**
 	 * Splits requests into units that one script call can decide: one unit, unless the keys span several cluster
 	 * slots.
@@ -393,7 +425,11 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 		@Override
 		public CompletionStage<Void> refund() {
-			return improving(this.keys, () -> execute(call("f" + this.chargedAt)).thenApply(reply -> null));
+			return refund(this.chargedAt);
+		}
+
+		CompletionStage<Void> refund(long chargedAt) {
+			return improving(this.keys, () -> execute(call("f" + chargedAt)).thenApply(reply -> null));
 		}
 
 		ScriptCall call(String operation) {

@@ -112,6 +112,28 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 	}
 
 	@Override
+	public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+		List<Decision> parts = RateLimiterBackend.parts(requests, acquired);
+		List<LimitRequest> scripted = new ArrayList<>(requests.size());
+		List<Decision> scriptedParts = new ArrayList<>(requests.size());
+		List<CompletableFuture<Void>> refunds = new ArrayList<>(2);
+		for (int i = 0; i < requests.size(); i++) {
+			LimitRequest request = requests.get(i);
+			if (usesRateLimiter(request.limit())) {
+				refunds.add(new RateLimiterUnit(request, i).refund().toCompletableFuture());
+			}
+			else {
+				scripted.add(request);
+				scriptedParts.add(parts.get(i));
+			}
+		}
+		if (!scripted.isEmpty()) {
+			refunds.add(this.scripts.refund(scripted, scriptedParts).toCompletableFuture());
+		}
+		return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new));
+	}
+
+	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		if (!usesRateLimiter(limit)) {
 			return this.scripts.resetAsync(limit, key);

@@ -259,6 +259,11 @@ class RateLimiterAutoConfigurationTests {
 			return CompletableFuture.completedFuture(null);
 		}
 
+		@Override
+		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+			return CompletableFuture.completedFuture(null);
+		}
+
 	}
 
 }

@@ -157,6 +157,11 @@ class ReactiveWebTests {
 			return this.local.resetAsync(limit, key);
 		}
 
+		@Override
+		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+			return this.local.refundAsync(requests, acquired);
+		}
+
 	}
 
 	@org.springframework.stereotype.Service
