@@ -158,8 +158,9 @@ public @interface RateLimit {
 	String maxWait() default "";
 
 	/**
-	 * Count only failed calls: the limit is checked before the call (rejecting when the key is over it) but a permit
-	 * is recorded only when the method throws one of these exceptions (or a subclass). For failed logins.
+	 * Count only failed calls: a permit is taken before the call (rejecting when the key is over the limit) and given
+	 * back after it unless the method threw one of these exceptions (or a subclass). Calls running at once each hold
+	 * their permit, so they cannot all pass before one of them has failed. For failed logins.
 	 * @return the exception types that count
 	 */
 	Class<? extends Throwable>[] recordOn() default {};
@@ -176,7 +177,8 @@ public @interface RateLimit {
 
 	/**
 	 * Count only failed calls, as {@link #recordOn()}: a SpEL condition on {@code #result} (and the arguments),
-	 * evaluated after the call returns; {@code true} records a permit. For example {@code "#result == false"}.
+	 * evaluated after the call returns; {@code true} keeps the permit the call took, {@code false} gives it back. For
+	 * example {@code "#result == false"}.
 	 * @return the condition, or a placeholder
 	 */
 	String recordIf() default "";

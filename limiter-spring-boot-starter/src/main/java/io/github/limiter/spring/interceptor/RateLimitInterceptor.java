@@ -27,6 +27,7 @@ import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.RateLimitExceededException;
 import io.github.limiter.RateLimiter;
+import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 import io.github.limiter.spring.web.Caller;
 import io.github.limiter.backend.local.LocalBackend;
@@ -54,6 +55,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			RateLimitInterceptor.class.getClassLoader());
 
 	private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Decision> RESERVED =
+			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Decision.class, "reserved");
 
 	private final RateLimitOperationSource source;
 
@@ -127,10 +131,10 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			result = invocation.proceed();
 		}
 		catch (Throwable failure) {
-			recordFailuresSafely(call, failure, null, true);
+			settleSafely(call, failure, null, true);
 			throw failure;
 		}
-		recordFailuresSafely(call, null, result, true);
+		settleSafely(call, null, result, true);
 		return result;
 	}
 
@@ -212,7 +216,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		try {
 			((CompletionStage<?>) invocation.proceed()).whenComplete((result, failure) -> {
 				try {
-					recordFailuresSafely(call, unwrap(failure), result, false);
+					settleSafely(call, unwrap(failure), result, false);
 				}
 				finally {
 					if (failure != null) {
@@ -225,7 +229,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			});
 		}
 		catch (Throwable failure) {
-			recordFailuresSafely(call, failure, null, false);
+			settleSafely(call, failure, null, false);
 			proceeded.completeExceptionally(failure);
 		}
 		return proceeded;
@@ -236,8 +240,12 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Decides whether a call may proceed: check, acquire (with waiting), shadow. Never blocks when the backend
-	 * answers asynchronously, and composes no stage for an answer that is already there.
+	 * Decides whether a call may proceed: reserve (the limits that count only failures), acquire (with waiting),
+	 * shadow. Never blocks when the backend answers asynchronously, and composes no stage for an answer that is
+	 * already there.
+	 * <p>A limit that counts only failures takes its permit before the call, as any limit does, and gives it back
+	 * after the call unless the call failed: so calls running at once cannot all pass a check that none of them has
+	 * yet failed (twelve concurrent wrong passwords against a limit of three failures a minute).
 	 * @param call the call
 	 * @return the admission
 	 */
@@ -246,22 +254,35 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		if (call.checked.isEmpty()) {
 			return acquire(limiter, call, null);
 		}
-		return then(limiter.decideAsync(call.checked, Operation.CHECK), check -> check.allowed()
-				? acquire(limiter, call, check)
-				: CompletableFuture.completedFuture(new Admission(null, check, call.checked, 0)));
+		return then(limiter.decideAsync(call.checked, Operation.ACQUIRE), reserved -> {
+			if (!reserved.allowed()) {
+				return CompletableFuture.completedFuture(new Admission(null, reserved, call.checked, 0));
+			}
+			call.reserved = reserved;
+			return acquire(limiter, call, reserved);
+		});
 	}
 
-	private CompletableFuture<Admission> acquire(RateLimiter limiter, Call call, Decision check) {
+	private CompletableFuture<Admission> acquire(RateLimiter limiter, Call call, Decision reserved) {
 		if (call.enforced.isEmpty()) {
-			Admission admission = (check != null) ? new Admission(check, null, call.checked, 0)
+			Admission admission = (reserved != null) ? new Admission(reserved, null, call.checked, 0)
 					: new Admission(null, null, List.of(), 0);
 			return shadow(limiter, call, admission);
 		}
 		CompletionStage<Decision> acquired = call.maxWait.isZero() ? limiter.decideAsync(call.enforced, Operation.ACQUIRE)
 				: limiter.acquireAsync(call.enforced, call.maxWait);
-		return then(acquired, acquire -> {
+		CompletableFuture<Admission> admitted = then(acquired, acquire -> {
 			Admission admission = Admission.acquired(acquire, call.enforced);
 			return acquire.allowed() ? shadow(limiter, call, admission) : CompletableFuture.completedFuture(admission);
+		});
+		if (reserved == null) {
+			return admitted;
+		}
+		// The call will not run: what it reserved goes back.
+		return admitted.whenComplete((admission, failure) -> {
+			if (failure != null || admission.rejection() != null) {
+				giveBack(call, call.checked, reserved);
+			}
 		});
 	}
 
@@ -309,54 +330,86 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Records one permit on every failure-counting limit whose condition says the call failed.
+	 * Gives back the reservation of every failure-counting limit whose condition says the call did not fail; the
+	 * others keep it, which is how the failure is counted.
 	 * @param call the call
 	 * @param failure what the call threw, or {@code null}
 	 * @param result what it returned
-	 * @return the record, or {@code null} when nothing failed
+	 * @return the refund, or {@code null} when every limit counts the call as failed
 	 */
-	private CompletionStage<?> recordFailuresAsync(Call call, Throwable failure, Object result) {
-		if (call.checked.isEmpty()) {
+	private CompletionStage<Void> settleAsync(Call call, Throwable failure, Object result, boolean cancelled) {
+		// Taken once: a stream may end and be cancelled, and only one of them settles.
+		Decision reserved = RESERVED.getAndSet(call, null);
+		if (reserved == null) {
 			return null;
 		}
-		List<LimitRequest> failed = new ArrayList<>(call.checked.size());
+		if (cancelled) {
+			return giveBack(call, call.checked, reserved);
+		}
+		List<Decision> parts = RateLimiterBackend.parts(call.checked, reserved);
+		List<LimitRequest> succeeded = new ArrayList<>(call.checked.size());
+		List<Decision> taken = new ArrayList<>(call.checked.size());
 		for (int i = 0; i < call.checkedOperations.size(); i++) {
 			RateLimitOperation operation = call.checkedOperations.get(i);
 			boolean counts = (failure != null) ? operation.countsFailure(failure)
 					: operation.recordIf() != null && Boolean.TRUE.equals(evaluateCondition(call, operation.recordIf(), result));
-			if (counts) {
-				failed.add(call.checked.get(i));
+			if (!counts) {
+				succeeded.add(call.checked.get(i));
+				taken.add(parts.get(i));
 			}
 		}
-		if (failed.isEmpty()) {
-			return null;
+		return succeeded.isEmpty() ? null : giveBack(call, succeeded, Decision.combine(taken));
+	}
+
+	/** Gives permits back; a refund that fails leaves them taken (stricter, never looser), said at most every 10 s. */
+	private CompletionStage<Void> giveBack(Call call, List<LimitRequest> requests, Decision reserved) {
+		CompletionStage<Void> refund;
+		try {
+			refund = this.rateLimiter.get().refundAsync(requests, reserved);
 		}
-		return this.rateLimiter.get().decideAsync(failed, Operation.RECORD).whenComplete((decision, problem) -> {
+		catch (RuntimeException ex) {
+			refund = CompletableFuture.failedFuture(ex);
+		}
+		return refund.whenComplete((done, problem) -> {
 			if (problem != null) {
-				logger.log(System.Logger.Level.WARNING, "Could not record a failed call of " + call.limited.description(),
-						problem);
+				logEvery("refund:" + call.limited.description(), System.Logger.Level.WARNING, () -> "Could not give back "
+						+ "the permit that a call of " + call.limited.description() + " reserved on " + reserved.limitName()
+						+ ", though it did not fail: it counts as a failure until its window passes ("
+						+ unwrap(problem) + "); logged at most every 10 s per method");
 			}
 		});
 	}
 
 	/**
-	 * Records failures, never letting a problem with the recording replace the call's own outcome.
+	 * Settles the failure-counting limits, never letting a problem with it replace the call's own outcome.
 	 * @param call the call
 	 * @param failure what the call threw, or {@code null}
 	 * @param result what it returned
-	 * @param wait whether to wait for the record (bounded by the backend's deadline), so that the next check of the
-	 * same caller sees it
+	 * @param wait whether to wait for the refund (bounded by the backend's deadline), so that the caller's next call
+	 * finds the permit back
 	 */
-	void recordFailuresSafely(Call call, Throwable failure, Object result, boolean wait) {
+	void settleSafely(Call call, Throwable failure, Object result, boolean wait) {
+		settleSafely(call, failure, result, wait, false);
+	}
+
+	/**
+	 * Gives back every reservation of a call that was cancelled before it ended: it did not fail.
+	 * @param call the call
+	 */
+	void cancelled(Call call) {
+		settleSafely(call, null, null, false, true);
+	}
+
+	private void settleSafely(Call call, Throwable failure, Object result, boolean wait, boolean cancelled) {
 		try {
-			CompletionStage<?> recorded = recordFailuresAsync(call, failure, result);
-			if (wait && recorded != null) {
-				recorded.toCompletableFuture().exceptionally(problem -> null).join();
+			CompletionStage<Void> refunded = settleAsync(call, failure, result, cancelled);
+			if (wait && refunded != null) {
+				refunded.toCompletableFuture().exceptionally(problem -> null).join();
 			}
 		}
 		catch (RuntimeException ex) {
 			logger.log(System.Logger.Level.WARNING, "Could not decide whether a call of " + call.limited.description()
-					+ " failed; it is not counted", ex);
+					+ " failed; it counts as failed", ex);
 		}
 	}
 
@@ -408,6 +461,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 		final Duration maxWait;
 
+		/** What the failure-counting limits reserved for this call, once admitted; settled (and cleared) after it. */
+		volatile Decision reserved;
+
 		private RateLimitEvaluationContext context;
 
 		Call(RateLimitedMethod limited, Object[] args, Object target, Class<?> targetClass, Caller caller) {
@@ -453,8 +509,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 					Boolean.class))) {
 				return true;
 			}
-			Operation kind = operation.failuresOnly() ? Operation.CHECK
-					: operation.shadow() ? Operation.SHADOW : Operation.ACQUIRE;
+			Operation kind = operation.shadow() && !operation.failuresOnly() ? Operation.SHADOW : Operation.ACQUIRE;
 			RateLimitInterceptor.this.rateLimiter.get().skipped(operation.limit(), kind);
 			return false;
 		}

@@ -104,7 +104,7 @@ public final class RateLimitOperation {
 	}
 
 	/**
-	 * Whether only failed calls count: checked before the call, recorded after a failure.
+	 * Whether only failed calls count: reserved before the call, given back unless it failed.
 	 * @return {@code true} when {@code recordOn} or {@code recordIf} is set
 	 */
 	public boolean failuresOnly() {

@@ -134,7 +134,7 @@ public final class RateLimitedMethod {
 		return this.enforced;
 	}
 
-	/** Number of limits that count only failures: checked before the call, recorded after a failure. */
+	/** Number of limits that count only failures: reserved before the call, given back unless it failed. */
 	int checked() {
 		return this.checked;
 	}

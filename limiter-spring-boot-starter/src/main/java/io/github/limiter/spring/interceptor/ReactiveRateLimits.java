@@ -100,8 +100,10 @@ final class ReactiveRateLimits {
 			if (this.call.checked.isEmpty()) {
 				return result;
 			}
-			return result.doOnError(failure -> this.interceptor.recordFailuresSafely(this.call, failure, null, false))
-				.doOnSuccess(value -> this.interceptor.recordFailuresSafely(this.call, null, value, false));
+			// A cancelled call did not fail: its reservations go back.
+			return result.doOnError(failure -> this.interceptor.settleSafely(this.call, failure, null, false))
+				.doOnSuccess(value -> this.interceptor.settleSafely(this.call, null, value, false))
+				.doOnCancel(() -> this.interceptor.cancelled(this.call));
 		}
 
 		Flux<Object> flux() {
@@ -110,7 +112,9 @@ final class ReactiveRateLimits {
 				return result;
 			}
 			// A stream counts as failed when it ends with an error; recordIf applies to single results only.
-			return result.doOnError(failure -> this.interceptor.recordFailuresSafely(this.call, failure, null, false));
+			return result.doOnError(failure -> this.interceptor.settleSafely(this.call, failure, null, false))
+				.doOnComplete(() -> this.interceptor.settleSafely(this.call, null, null, false))
+				.doOnCancel(() -> this.interceptor.cancelled(this.call));
 		}
 
 	}

@@ -110,6 +110,45 @@ class InterceptorBehaviourTests {
 	}
 
 	@Test
+	void attemptsRunningAtOnceCannotAllPassBeforeAnyOfThemFailed() throws Exception {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			// Twelve wrong passwords at once, each taking a while to be found wrong: 3 failures a minute means 3 tries.
+			java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(12);
+			java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+			java.util.List<java.util.concurrent.Future<String>> attempts = new java.util.ArrayList<>();
+			for (int i = 0; i < 12; i++) {
+				attempts.add(pool.submit(() -> {
+					start.await();
+					try {
+						service.slowLogin("carol", "wrong");
+						return "ran";
+					}
+					catch (IllegalArgumentException ex) {
+						return "failed";
+					}
+					catch (RateLimitExceededException ex) {
+						return "refused";
+					}
+				}));
+			}
+			start.countDown();
+			java.util.Map<String, Integer> outcomes = new java.util.TreeMap<>();
+			for (java.util.concurrent.Future<String> attempt : attempts) {
+				outcomes.merge(attempt.get(30, java.util.concurrent.TimeUnit.SECONDS), 1, Integer::sum);
+			}
+			pool.shutdown();
+			assertThat(outcomes).containsExactly(java.util.Map.entry("failed", 3), java.util.Map.entry("refused", 9));
+			assertThat(service.slowAttempts()).as("the refused attempts never ran").isEqualTo(3);
+
+			// Successes hold their permit only while they run: six in a row, where three may fail.
+			for (int i = 0; i < 6; i++) {
+				assertThat(service.login("dave", "right")).isTrue();
+			}
+		});
+	}
+
+	@Test
 	void aConditionOnTheResultCanDecideWhatCounts() {
 		this.runner.run(context -> {
 			Service service = context.getBean(Service.class);
@@ -255,6 +294,8 @@ class InterceptorBehaviourTests {
 
 		final AtomicInteger attempts = new AtomicInteger();
 
+		final AtomicInteger slowAttempts = new AtomicInteger();
+
 		final AtomicInteger monoRuns = new AtomicInteger();
 
 		public int attempts() {
@@ -281,6 +322,18 @@ class InterceptorBehaviourTests {
 				throw new IllegalArgumentException("bad credentials");
 			}
 			return true;
+		}
+
+		@RateLimit(name = "slow-login", key = "#user", max = "3", window = "1m",
+				algorithm = Algorithm.SLIDING_WINDOW_LOG, recordOn = IllegalArgumentException.class)
+		public void slowLogin(String user, String password) throws InterruptedException {
+			this.slowAttempts.incrementAndGet();
+			Thread.sleep(300);
+			throw new IllegalArgumentException("bad credentials for " + user);
+		}
+
+		int slowAttempts() {
+			return this.slowAttempts.get();
 		}
 
 		@RateLimit(key = "#key", max = "2", window = "1m", recordIf = "#result == false")
