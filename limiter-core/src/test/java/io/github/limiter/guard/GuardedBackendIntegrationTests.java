@@ -30,6 +30,7 @@ import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.testsupport.RedisProcess;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
@@ -206,6 +207,32 @@ class GuardedBackendIntegrationTests {
 		assertThat(probe.decision().origin()).isEqualTo(Decision.Origin.BACKEND);
 		assertThat(guarded.breaker().state()).isEqualTo(CircuitBreaker.State.CLOSED);
 		assertThat(decide(guarded, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+		guarded.close();
+	}
+
+	@Test
+	void aRefundGoesWhereItsDecisionWasMade() throws Exception {
+		GuardedBackend guarded = guard(lettuceBackend(), FailurePolicy.LOCAL);
+		List<LimitRequest> request = List.of(LimitRequest.of(this.limit, "refunded"));
+		Decision byRedis = guarded.decide(request, Operation.ACQUIRE);
+		assertThat(byRedis.origin()).isEqualTo(Decision.Origin.BACKEND);
+		this.redis.freeze();
+		decide(guarded, this.limit);
+		awaitState(guarded, CircuitBreaker.State.OPEN);
+		Decision last = null;
+		for (Decision local = guarded.decide(request, Operation.ACQUIRE); local.allowed(); local = guarded.decide(request,
+				Operation.ACQUIRE)) {
+			assertThat(local.origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+			last = local;
+		}
+		assertThat(last).as("the local share admits at first").isNotNull();
+		guarded.refundAsync(request, last).toCompletableFuture().join();
+		assertThat(guarded.decide(request, Operation.ACQUIRE).allowed()).as("given back to the local share").isTrue();
+		assertThat(guarded.decide(request, Operation.ACQUIRE).allowed()).isFalse();
+		assertThatExceptionOfType(java.util.concurrent.CompletionException.class)
+			.isThrownBy(() -> guarded.refundAsync(request, byRedis).toCompletableFuture().join())
+			.withCauseInstanceOf(io.github.limiter.spi.BackendException.class)
+			.withMessageContaining("the backend is down");
 		guarded.close();
 	}
 
