@@ -123,6 +123,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	/** Instances counted by the last heartbeat that answered; 0 while unknown. */
 	private final AtomicInteger liveInstances = new AtomicInteger();
 
+	/** When the instance counts began to come in lower than {@link #liveInstances}, 0 when they do not. */
+	private volatile long lowerSince;
+
 	private final AtomicLong failures = new AtomicLong();
 
 	private final AtomicLong degraded = new AtomicLong();
@@ -354,7 +357,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private void probeAnswered(int count, long latency, long now, String trigger) {
 		this.lastProbe.set(new Probe(Instant.now(), Duration.ofNanos(latency), null));
-		if (count > 0) {
+		if (count > 0 && counted(count, now)) {
 			int previous = this.liveInstances.getAndSet(count);
 			if (previous != count) {
 				logger.log(Level.INFO, "Rate limiter: " + count + ((count == 1) ? " instance shares" : " instances share")
@@ -374,6 +377,30 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		if (this.unlogged.get() > 0) {
 			notDown("the backend answered a probe in " + millis(latency) + " ms", now);
 		}
+	}
+
+	/**
+	 * Whether a count of instances stands. A higher one stands at once (smaller local shares can only admit less). A
+	 * lower one stands once the counts have stayed lower for an instance's time to live: after Redis was frozen or
+	 * restarted, the first instance to announce itself again finds the others' announcements expired and counts
+	 * itself alone until they announce themselves in the next heartbeat, and an outage meanwhile must not give it
+	 * the whole of every limit.
+	 */
+	private boolean counted(int count, long now) {
+		if (count >= this.liveInstances.get()) {
+			this.lowerSince = 0;
+			return true;
+		}
+		long since = this.lowerSince;
+		if (since == 0) {
+			this.lowerSince = now;
+			return false;
+		}
+		if (now - since < instanceTtl().toNanos()) {
+			return false;
+		}
+		this.lowerSince = 0;
+		return true;
 	}
 
 	/**

@@ -464,6 +464,59 @@ class GuardedBackendIntegrationTests {
 		instances[1].close();
 	}
 
+	@Test
+	void anInstanceThatFindsItselfAloneRightAfterRedisCameBackWaitsForTheOthersBeforeTakingTheWholeLimit()
+			throws Exception {
+		// The counts Redis answers: 3 instances, then (Redis back from a freeze, the others' announcements expired) 1,
+		// then 3 again as the others announce themselves; later one instance really leaves.
+		java.util.concurrent.BlockingQueue<Integer> counts = new java.util.concurrent.LinkedBlockingQueue<>(
+				List.of(3, 3, 1, 3, 3));
+		java.util.concurrent.atomic.AtomicInteger lowest = new java.util.concurrent.atomic.AtomicInteger(3);
+		RateLimiterBackend local = io.github.limiter.backend.local.LocalBackend.create();
+		class Registry implements RateLimiterBackend, io.github.limiter.spi.InstanceRegistry {
+
+			@Override
+			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+				return local.decideAsync(requests, operation);
+			}
+
+			@Override
+			public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+				return local.refundAsync(requests, acquired);
+			}
+
+			@Override
+			public CompletionStage<Void> resetAsync(Limit limit, String key) {
+				return local.resetAsync(limit, key);
+			}
+
+			@Override
+			public CompletionStage<Integer> announce(String instance, Duration ttl) {
+				Integer next = counts.poll();
+				return CompletableFuture.completedFuture((next != null) ? next : 2);
+			}
+
+			@Override
+			public CompletionStage<Void> withdraw(String instance) {
+				return CompletableFuture.completedFuture(null);
+			}
+
+		}
+		GuardedBackend guarded = GuardedBackend.builder(new Registry())
+			.heartbeat(Duration.ofMillis(20))
+			.failurePolicy(requests -> FailurePolicy.LOCAL)
+			.build();
+		while (!counts.isEmpty()) {
+			if (guarded.stats().instancesKnown()) {
+				lowest.accumulateAndGet(guarded.stats().instances(), Math::min);
+			}
+			Thread.sleep(1);
+		}
+		awaitInstances(guarded, 2);
+		guarded.close();
+		assertThat(lowest.get()).as("a lone count between two counts of 3 never stood").isEqualTo(3);
+	}
+
 	private static void awaitInstances(GuardedBackend guarded, int count) throws InterruptedException {
 		long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
 		while (guarded.stats().instances() != count && System.nanoTime() < giveUp) {
