@@ -126,11 +126,17 @@ class GuardedBackendIntegrationTests {
 	/** Redis's answers as this JVM would read them: each decision's answer passed through {@code reading}. */
 	private static RateLimiterBackend readingAnswers(RateLimiterBackend redis,
 			java.util.function.BiFunction<List<LimitRequest>, CompletionStage<Decision>, CompletionStage<Decision>> reading) {
+		return answering(redis, (requests, ask) -> reading.apply(requests, ask.get()));
+	}
+
+	/** Redis behind {@code answer}, which asks it (or not) for each decision. */
+	private static RateLimiterBackend answering(RateLimiterBackend redis, java.util.function.BiFunction<List<LimitRequest>,
+			java.util.function.Supplier<CompletionStage<Decision>>, CompletionStage<Decision>> answer) {
 		return new RateLimiterBackend() {
 
 			@Override
 			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-				return reading.apply(requests, redis.decideAsync(requests, operation));
+				return answer.apply(requests, () -> redis.decideAsync(requests, operation));
 			}
 
 			@Override
@@ -243,25 +249,8 @@ class GuardedBackendIntegrationTests {
 			.withOrigin(Decision.Origin.REMEMBERED);
 		// As the denial cache answers a rejection it remembers: at once, without asking Redis (its own test shows
 		// that its answers say so).
-		RateLimiterBackend remembering = new RateLimiterBackend() {
-
-			@Override
-			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-				return requests.get(0).key().equals("remembered") ? CompletableFuture.completedFuture(remembered)
-						: redis.decideAsync(requests, operation);
-			}
-
-			@Override
-			public CompletionStage<Void> resetAsync(Limit limit, String key) {
-				return redis.resetAsync(limit, key);
-			}
-
-			@Override
-			public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-				return redis.refundAsync(requests, acquired);
-			}
-
-		};
+		RateLimiterBackend remembering = answering(redis, (requests, ask) -> requests.get(0).key().equals("remembered")
+				? CompletableFuture.completedFuture(remembered) : ask.get());
 		GuardedBackend guarded = guard(remembering, FailurePolicy.LOCAL);
 		this.redis.freeze();
 		decide(guarded, this.limit);

@@ -114,30 +114,21 @@ class InterceptorBehaviourTests {
 		this.runner.run(context -> {
 			Service service = context.getBean(Service.class);
 			// Twelve wrong passwords at once, each taking a while to be found wrong: 3 failures a minute means 3 tries.
-			java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(12);
-			java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-			java.util.List<java.util.concurrent.Future<String>> attempts = new java.util.ArrayList<>();
-			for (int i = 0; i < 12; i++) {
-				attempts.add(pool.submit(() -> {
-					start.await();
-					try {
-						service.slowLogin("carol", "wrong");
-						return "ran";
-					}
-					catch (IllegalArgumentException ex) {
-						return "failed";
-					}
-					catch (RateLimitExceededException ex) {
-						return "refused";
-					}
-				}));
-			}
-			start.countDown();
 			java.util.Map<String, Integer> outcomes = new java.util.TreeMap<>();
-			for (java.util.concurrent.Future<String> attempt : attempts) {
-				outcomes.merge(attempt.get(30, java.util.concurrent.TimeUnit.SECONDS), 1, Integer::sum);
+			for (String outcome : AtOnce.run(12, () -> {
+				try {
+					service.slowLogin("carol", "wrong");
+					return "ran";
+				}
+				catch (IllegalArgumentException ex) {
+					return "failed";
+				}
+				catch (RateLimitExceededException ex) {
+					return "refused";
+				}
+			})) {
+				outcomes.merge(outcome, 1, Integer::sum);
 			}
-			pool.shutdown();
 			assertThat(outcomes).containsExactly(java.util.Map.entry("failed", 3), java.util.Map.entry("refused", 9));
 			assertThat(service.slowAttempts()).as("the refused attempts never ran").isEqualTo(3);
 

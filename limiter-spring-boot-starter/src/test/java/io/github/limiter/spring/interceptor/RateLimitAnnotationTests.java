@@ -225,28 +225,16 @@ class RateLimitAnnotationTests {
 		// together, the first goes at once and the second waits 2 s; the others' turns are 4 s and more away.
 		this.runner.run(context -> {
 			Orders orders = context.getBean(Orders.class);
-			java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newFixedThreadPool(5);
-			java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-			java.util.List<java.util.concurrent.Future<Long>> calls = new java.util.ArrayList<>();
-			for (int i = 0; i < 5; i++) {
-				calls.add(callers.submit(() -> {
-					start.await();
-					long begin = System.nanoTime();
-					try {
-						orders.queuedWithinAWait();
-						return (System.nanoTime() - begin) / 1_000_000;
-					}
-					catch (io.github.limiter.RateLimitExceededException ex) {
-						return -1L;
-					}
-				}));
-			}
-			start.countDown();
-			java.util.List<Long> waits = new java.util.ArrayList<>();
-			for (java.util.concurrent.Future<Long> call : calls) {
-				waits.add(call.get(30, java.util.concurrent.TimeUnit.SECONDS));
-			}
-			callers.shutdown();
+			java.util.List<Long> waits = AtOnce.run(5, () -> {
+				long begin = System.nanoTime();
+				try {
+					orders.queuedWithinAWait();
+					return (System.nanoTime() - begin) / 1_000_000;
+				}
+				catch (io.github.limiter.RateLimitExceededException ex) {
+					return -1L;
+				}
+			});
 			assertThat(waits).as("admitted calls' waits in ms, -1 for a rejection").filteredOn(wait -> wait < 0).hasSize(3);
 			assertThat(waits).filteredOn(wait -> wait >= 0).hasSize(2).allSatisfy(wait -> assertThat(wait).isLessThan(3_000));
 			assertThat(orders.calls()).containsExactly("bounded", "bounded");

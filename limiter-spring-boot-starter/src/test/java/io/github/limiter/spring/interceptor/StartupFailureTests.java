@@ -225,7 +225,7 @@ class StartupFailureTests {
 
 	@Test
 	void classesWithTheSameSimpleNameShareALimitOnlyWhenTheyNameIt() {
-		this.runner.withBean(Admin.NamedUsers.class).withBean(Api.NamedUsers.class)
+		this.runner.withBean(Admin.Users.class).withBean(Api.Users.class).withPropertyValues("users.limit=users")
 			.run(context -> assertThat(context).hasNotFailed());
 	}
 
@@ -233,15 +233,7 @@ class StartupFailureTests {
 
 		static class Users {
 
-			@RateLimit(max = "1", window = "1m")
-			public void list() {
-			}
-
-		}
-
-		static class NamedUsers {
-
-			@RateLimit(name = "users", max = "1", window = "1m")
+			@RateLimit(name = "${users.limit:}", max = "1", window = "1m")
 			public void list() {
 			}
 
@@ -253,15 +245,7 @@ class StartupFailureTests {
 
 		static class Users {
 
-			@RateLimit(max = "1", window = "1m")
-			public void list() {
-			}
-
-		}
-
-		static class NamedUsers {
-
-			@RateLimit(name = "users", max = "1", window = "1m")
+			@RateLimit(name = "${users.limit:}", max = "1", window = "1m")
 			public void list() {
 			}
 
