@@ -4,15 +4,23 @@
 -- Parameters 'fw': {limit, window}; 'fc': {limit, b0, b1, b2, b3}, the starts of the previous, current and next
 -- calendar periods and the end of the next, as seen by the client; the Redis time picks the period.
 
-local function fixed_bounds(code, p, now)
+-- The window containing a time (start, end), or nothing for a calendar time outside the periods the client described.
+local function fixed_window_of(code, p, t)
   if code == 'fw' then
-    local start = math.floor(now / p[2]) * p[2]
+    local start = math.floor(t / p[2]) * p[2]
     return start, start + p[2]
   end
   for i = 2, 4 do
-    if now >= p[i] and now < p[i + 1] then
+    if t >= p[i] and t < p[i + 1] then
       return p[i], p[i + 1]
     end
+  end
+end
+
+local function fixed_bounds(code, p, now)
+  local start, stop = fixed_window_of(code, p, now)
+  if start then
+    return start, stop
   end
   error('limiter: the Redis time ' .. fmt_int(now) ..
       ' is outside the calendar periods described by the client; its clock is off by more than one period')
@@ -81,10 +89,11 @@ ALGORITHMS['fw'] = {
     fixed_store(key, code, p, start, math.min(p[1], count + cost), ttl_millis(stop - now))
   end,
   refund = function(key, code, p, now, cost, token, charged)
-    -- Only the window that was charged: if it has ended, the permits left with it.
-    local start = fixed_bounds(code, p, charged)
+    -- Only the window that was charged: if it has ended, the permits left with it (a calendar period the client no
+    -- longer describes has ended).
+    local start = fixed_window_of(code, p, charged)
     local s, c = fixed_read(key, code, p)
-    if s == start then
+    if start and s == start then
       fixed_store(key, code, p, s, math.max(0, c - cost))
     end
   end

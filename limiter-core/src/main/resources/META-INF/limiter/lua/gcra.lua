@@ -95,6 +95,17 @@ local function gcra_evaluate(key, code, p, now, cost)
   return allowed, remaining, retry, ceil_div(ahead_after, q), delay, ahead_after
 end
 
+-- What a refund gives back: the call's time less what has drained since it was charged (its slice drains at most as
+-- fast as time passes, and only after the slices before it), so never time that later calls hold.
+local function gcra_refunded(p, now, cost, charged)
+  local slice = cost * p[2]
+  local elapsed = math.max(0, now - charged)
+  if elapsed >= ceil_div(slice, p[5]) then
+    return 0
+  end
+  return slice - elapsed * p[5]
+end
+
 local function gcra_store(key, ahead, q, now)
   if ahead <= 0 then
     kv_del(key)
@@ -126,10 +137,14 @@ ALGORITHMS['gc'] = {
     end
   end,
   refund = function(key, code, p, now, cost, token, charged)
+    local given = gcra_refunded(p, now, cost, charged)
+    if given == 0 then
+      return
+    end
     if p[6] then
-      gcra_warm_refund(key, p, now, cost)
+      gcra_warm_refund(key, p, now, given)
     elseif kv_get(key) then
-      gcra_store(key, math.max(0, gcra_ahead(key, p, now) - cost * p[2]), p[5], now)
+      gcra_store(key, math.max(0, gcra_ahead(key, p, now) - given), p[5], now)
     end
   end
 }

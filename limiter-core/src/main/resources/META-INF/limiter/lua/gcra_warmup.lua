@@ -87,11 +87,12 @@ gcra_warm_record = function(key, p, now, cost)
   gcra_warm_store(key, math.max(ahead, math.min(charged, p[1] * p[2])), p, now, stored - spent)
 end
 
--- Gives back the stable price and keeps the surcharge and the idleness spent: a refund never over-admits.
-gcra_warm_refund = function(key, p, now, cost)
+-- Gives back ticks of the stable price (gcra_refunded) and keeps the surcharge and the idleness spent: a refund never
+-- over-admits.
+gcra_warm_refund = function(key, p, now, given)
   if kv_get(key) then
     local ahead, micros, ticks, stored = gcra_ahead(key, p, now)
     stored = gcra_stored(p, now, ahead, micros, ticks, stored)
-    gcra_warm_store(key, math.max(0, ahead - cost * p[2]), p, now, stored)
+    gcra_warm_store(key, math.max(0, ahead - given), p, now, stored)
   end
 end

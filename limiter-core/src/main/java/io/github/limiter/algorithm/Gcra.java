@@ -241,14 +241,23 @@ final class Gcra {
 		return at(now, Math.max(ahead, Math.min(charged, this.tolerance)), stored - spent);
 	}
 
-	/** Gives back a cost's time; a warming bucket keeps its surcharge and the idleness spent, as {@code gcra.lua}. */
-	GcraState refund(GcraState tat, long now, long cost) {
+	/**
+	 * Gives back what is left of a call's time: its cost's time less what has drained since it was charged (the call's
+	 * slice drains at most as fast as time passes, and only after the slices before it), so a refund never gives back
+	 * time that later calls hold. A warming bucket keeps its surcharge and the idleness spent. As {@code gcra.lua}.
+	 */
+	GcraState refund(GcraState tat, long now, long cost, long chargedAt) {
 		if (tat == null) {
 			return null;
 		}
+		long slice = cost * this.interval;
+		long elapsed = Math.max(0, now - chargedAt);
+		if (elapsed >= ceilDiv(slice, this.q)) {
+			return tat;
+		}
 		long ahead = ahead(tat, now);
 		long stored = (this.warmup == 0) ? 0 : stored(tat, now, ahead);
-		return at(now, Math.max(0, ahead - cost * this.interval), stored);
+		return at(now, Math.max(0, ahead - (slice - elapsed * this.q)), stored);
 	}
 
 	long expiresAtMicros(GcraState tat) {

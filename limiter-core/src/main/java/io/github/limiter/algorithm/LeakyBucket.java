@@ -197,7 +197,7 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 
 	@Override
 	public GcraState refund(GcraState tat, long now, long cost, long chargedAt) {
-		return this.gcra.refund(tat, now, cost);
+		return this.gcra.refund(tat, now, cost, chargedAt);
 	}
 
 	@Override

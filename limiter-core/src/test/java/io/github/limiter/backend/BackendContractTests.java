@@ -258,6 +258,55 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aBucketGivesBackOnlyWhatHasNotRefilledSinceTheCallWasCharged() {
+		Limit limit = TokenBucket.of("refund-refilled", 1, 1, Duration.ofMinutes(1));
+		List<LimitRequest> request = List.of(LimitRequest.of(limit, "k"));
+		Decision first = this.limiter.acquire(limit, "k");
+		at(Duration.ofMinutes(1));
+		assertThat(this.limiter.acquire(limit, "k").allowed()).as("the token came back with time").isTrue();
+		this.limiter.refund(request, first);
+		assertThat(this.limiter.acquire(limit, "k").allowed()).as("the first call's token was no longer held")
+			.isFalse();
+		at(Duration.ofSeconds(120));
+		Decision third = this.limiter.acquire(limit, "k");
+		assertThat(third.allowed()).isTrue();
+		at(Duration.ofSeconds(150));
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isFalse();
+		this.limiter.refund(request, third);
+		assertThat(this.limiter.acquire(limit, "k").allowed()).as("the half not yet drained is back: a token 30 s early")
+			.isTrue();
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isFalse();
+	}
+
+	@Test
+	void aWarmingBucketGivesBackTheStablePriceAndKeepsTheColdSurcharge() {
+		// Cold, the first permit costs 1.5 intervals: a second one does not fit a capacity of 2.
+		Limit limit = TokenBucket.builder("refund-warming").capacity(2).refill(1, Duration.ofMinutes(1))
+			.warmup(Duration.ofMinutes(1)).build();
+		Decision first = this.limiter.acquire(limit, "k");
+		assertThat(first.allowed()).isTrue();
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isFalse();
+		this.limiter.refund(List.of(LimitRequest.of(limit, "k")), first);
+		assertThat(this.limiter.acquire(limit, "k").allowed()).as("one interval back, half an interval kept").isTrue();
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isFalse();
+	}
+
+	@Test
+	void aRefundOfACalendarWindowLongEndedGivesNothingAndBreaksNothing() {
+		Limit daily = FixedWindow.ofCalendar("refund-daily", 1, CalendarUnit.DAY, PARIS);
+		Limit days = FixedWindow.of("refund-days", 1, Duration.ofDays(3));
+		LimitRequest[] both = { LimitRequest.of(daily, "u"), LimitRequest.of(days, "u") };
+		at(LocalDateTime.parse("2026-06-15T12:00:00"), PARIS);
+		Decision taken = this.limiter.acquire(both);
+		assertThat(taken.allowed()).isTrue();
+		at(LocalDateTime.parse("2026-06-17T12:00:00"), PARIS);
+		this.limiter.refund(List.of(both), taken);
+		assertThat(this.limiter.acquire(days, "u").allowed()).as("the window of 3 days still held it").isTrue();
+		assertThat(this.limiter.acquire(daily, "u").allowed()).isTrue();
+		assertThat(this.limiter.acquire(daily, "u").allowed()).as("nothing given to the new day").isFalse();
+	}
+
+	@Test
 	void aRefundOfSeveralLimitsGivesBackToEachAndOnlyAnAdmittedDecisionHasPermitsToGiveBack() {
 		Limit window = FixedWindow.of("refund-a", 1, Duration.ofMinutes(1));
 		Limit log = SlidingWindowLog.of("refund-b", 1, Duration.ofMinutes(1));
