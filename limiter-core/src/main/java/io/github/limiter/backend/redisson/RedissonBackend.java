@@ -57,6 +57,11 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 
 	private static final int MAX_CONFIGURED_KEYS = 100_000;
 
+	private static final System.Logger logger = System.getLogger(RedissonBackend.class.getName());
+
+	/** Whether the refusal to release an RRateLimiter's permits was said. */
+	private static final java.util.concurrent.atomic.AtomicBoolean RELEASE_WARNED = new java.util.concurrent.atomic.AtomicBoolean();
+
 	private final RedissonClient redisson;
 
 	private final RedisScriptBackend scripts;
@@ -286,9 +291,20 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 					TimeSource.SYSTEM.nowMicros(), null);
 		}
 
+		/**
+		 * Gives nothing back. {@code RRateLimiter.release} adds the permits to the available count but leaves the
+		 * acquire's own entry, which gives them back a second time when it expires: a release would admit twice. The
+		 * permits stay taken until the interval passes (stricter, never looser); said once.
+		 */
 		@Override
 		public CompletionStage<Void> refund() {
-			return this.limiter.releaseAsync(this.request.cost());
+			if (RELEASE_WARNED.compareAndSet(false, true)) {
+				logger.log(System.Logger.Level.WARNING, "Redisson RRateLimiter " + this.limiter.getName() + " cannot give "
+						+ "permits back (its release would let them return twice): permits taken by a decision that is "
+						+ "refunded, or by a call that counts only failures, stay taken until their interval passes; the "
+						+ "SCRIPT token bucket mode gives them back. Said once.");
+			}
+			return CompletableFuture.completedFuture(null);
 		}
 
 		@Override

@@ -1,6 +1,7 @@
 package io.github.limiter.backend.redisson;
 
 import java.time.Duration;
+import java.util.List;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -122,6 +123,17 @@ class RedissonRateLimiterTests {
 		assertThat(second.allowed()).isFalse();
 		assertThat(second.limitName()).isEqualTo("bucket");
 		assertThat(limiter.check(window, "k").remaining()).as("one consumed, the second refunded").isEqualTo(3);
+	}
+
+	@Test
+	void aRefundLeavesTheRateLimitersPermitTakenRatherThanLetItReturnTwice() {
+		// RRateLimiter.release would add the permit back while the acquire's own entry still returns it later.
+		RateLimiter limiter = limiter(redisson);
+		Limit bucket = TokenBucket.of("refunded", 2, Duration.ofMinutes(1));
+		Decision first = limiter.acquire(bucket, "k");
+		limiter.refund(List.of(LimitRequest.of(bucket, "k")), first);
+		assertThat(limiter.acquire(bucket, "k").allowed()).isTrue();
+		assertThat(limiter.acquire(bucket, "k").allowed()).as("2 per minute: the first permit is still taken").isFalse();
 	}
 
 	@Test
