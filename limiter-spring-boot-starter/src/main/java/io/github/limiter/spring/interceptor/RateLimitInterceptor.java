@@ -254,13 +254,21 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		if (call.checked.isEmpty()) {
 			return acquire(limiter, call, null);
 		}
-		return then(limiter.decideAsync(call.checked, Operation.ACQUIRE), reserved -> {
-			if (!reserved.allowed()) {
-				return CompletableFuture.completedFuture(new Admission(null, reserved, call.checked, 0));
-			}
-			call.reserved = reserved;
-			return acquire(limiter, call, reserved);
-		});
+		// Recorded by a stage of its own: one composed after it never runs once its caller gave up (cancelled it), and
+		// the reservation must still be found to be given back.
+		CompletableFuture<Decision> recorded = limiter.decideAsync(call.checked, Operation.ACQUIRE)
+			.toCompletableFuture()
+			.thenApply(reserved -> {
+				if (reserved.allowed()) {
+					call.reserved = reserved;
+					if (call.cancelled) {
+						cancelled(call);
+					}
+				}
+				return reserved;
+			});
+		return then(recorded, reserved -> reserved.allowed() ? acquire(limiter, call, reserved)
+				: CompletableFuture.completedFuture(new Admission(null, reserved, call.checked, 0)));
 	}
 
 	private CompletableFuture<Admission> acquire(RateLimiter limiter, Call call, Decision reserved) {
@@ -397,6 +405,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 * @param call the call
 	 */
 	void cancelled(Call call) {
+		call.cancelled = true;
 		settleSafely(call, null, null, false, true);
 	}
 
@@ -463,6 +472,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 		/** What the failure-counting limits reserved for this call, once admitted; settled (and cleared) after it. */
 		volatile Decision reserved;
+
+		/** Whether the call was cancelled (a reactive subscriber gave up): a reservation decided after it goes back. */
+		volatile boolean cancelled;
 
 		private RateLimitEvaluationContext context;
 

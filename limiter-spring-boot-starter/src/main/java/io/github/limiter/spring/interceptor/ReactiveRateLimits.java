@@ -56,7 +56,9 @@ final class ReactiveRateLimits {
 				Mono<Object> proceed = Mono.just(new Proceed(interceptor, limitedCall, invocation, adapter));
 				return (admission.delayNanos() > 0) ? Mono.delay(Duration.ofNanos(admission.delayNanos())).then(proceed)
 						: proceed;
-			}));
+			})
+			// Cancelled before the method ran (waiting for a permit or its turn): what the call reserved goes back.
+			.doOnCancel(() -> interceptor.cancelled(limitedCall)));
 		if (adapter.isMultiValue()) {
 			return adapter.fromPublisher(admitted.flatMapMany(next -> (next instanceof Proceed proceed) ? proceed.flux()
 					: Flux.from(((Fallback) next).publisher(adapter))));

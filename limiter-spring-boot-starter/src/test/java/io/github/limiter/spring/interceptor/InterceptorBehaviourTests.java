@@ -140,6 +140,21 @@ class InterceptorBehaviourTests {
 	}
 
 	@Test
+	void aReactiveCallCancelledWhileWaitingForItsTurnGivesItsReservationBack() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			assertThat(service.reactiveLogin("erin").block()).isEqualTo("ok");
+			// The second call reserves its failure, then waits for the rate: the subscriber gives up meanwhile.
+			StepVerifier.create(service.reactiveLogin("erin").timeout(java.time.Duration.ofMillis(100)))
+				.expectError(java.util.concurrent.TimeoutException.class)
+				.verify();
+			assertThat(service.reactiveRuns()).as("the cancelled call never ran").isEqualTo(1);
+			// Nothing failed: the one failure a minute is still there once the rate allows another call.
+			assertThat(service.reactiveLogin("erin").block(java.time.Duration.ofSeconds(10))).isEqualTo("ok");
+		});
+	}
+
+	@Test
 	void aConditionOnTheResultCanDecideWhatCounts() {
 		this.runner.run(context -> {
 			Service service = context.getBean(Service.class);
@@ -287,6 +302,8 @@ class InterceptorBehaviourTests {
 
 		final AtomicInteger slowAttempts = new AtomicInteger();
 
+		final AtomicInteger reactiveRuns = new AtomicInteger();
+
 		final AtomicInteger monoRuns = new AtomicInteger();
 
 		public int attempts() {
@@ -325,6 +342,20 @@ class InterceptorBehaviourTests {
 
 		int slowAttempts() {
 			return this.slowAttempts.get();
+		}
+
+		@RateLimit(name = "reactive-failures", key = "#user", max = "1", window = "1m",
+				recordOn = IllegalArgumentException.class)
+		@RateLimit(name = "reactive-rate", max = "1", window = "500ms", maxWait = "2s")
+		public Mono<String> reactiveLogin(String user) {
+			return Mono.fromCallable(() -> {
+				this.reactiveRuns.incrementAndGet();
+				return "ok";
+			});
+		}
+
+		int reactiveRuns() {
+			return this.reactiveRuns.get();
 		}
 
 		@RateLimit(key = "#key", max = "2", window = "1m", recordIf = "#result == false")
