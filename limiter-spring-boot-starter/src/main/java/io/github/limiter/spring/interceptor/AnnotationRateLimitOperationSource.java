@@ -31,11 +31,15 @@ import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
  * does and changes nothing) and then swaps the results in at once ({@link #apply}): calls under way finish with the
  * limits they started with, later calls see the new ones.
  */
-public class AnnotationRateLimitOperationSource implements RateLimitOperationSource {
+public class AnnotationRateLimitOperationSource implements RateLimitOperationSource,
+		org.springframework.beans.factory.BeanFactoryAware {
 
 	private static final Object NOT_LIMITED = new Object();
 
 	private final StringValueResolver placeholders;
+
+	/** Whether the application defines a bean, for the {@code @bean} references of expressions; any, until known. */
+	private volatile java.util.function.Predicate<String> beans = name -> true;
 
 	private volatile RateLimitAnnotationParser parser;
 
@@ -62,7 +66,16 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 	public AnnotationRateLimitOperationSource(RateLimiterProperties properties, StringValueResolver placeholders) {
 		validate(properties);
 		this.placeholders = placeholders;
-		this.parser = new RateLimitAnnotationParser(properties, placeholders, Map.of());
+		this.parser = new RateLimitAnnotationParser(properties, placeholders, Map.of(), this::definesBean);
+	}
+
+	@Override
+	public void setBeanFactory(org.springframework.beans.factory.BeanFactory beanFactory) {
+		this.beans = beanFactory::containsBean;
+	}
+
+	private boolean definesBean(String name) {
+		return this.beans.test(name);
 	}
 
 	@Override
@@ -138,7 +151,8 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 			}
 		}));
 		validate(properties);
-		RateLimitAnnotationParser parser = new RateLimitAnnotationParser(properties, this.placeholders, Map.copyOf(overrides));
+		RateLimitAnnotationParser parser = new RateLimitAnnotationParser(properties, this.placeholders, Map.copyOf(overrides),
+				this::definesBean);
 		Owners owners = new Owners();
 		return new Retuning(this, parser, owners, parseMissing(parser, owners, new LinkedHashMap<>()));
 	}

@@ -62,13 +62,17 @@ final class RateLimitAnnotationParser {
 
 	private final SpelExpressionParser expressionParser = new SpelExpressionParser();
 
+	/** Whether the application defines a bean of that name. */
+	private final java.util.function.Predicate<String> beans;
+
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	RateLimitAnnotationParser(RateLimiterProperties properties, StringValueResolver placeholders,
-			Map<String, Map<String, String>> overrides) {
+			Map<String, Map<String, String>> overrides, java.util.function.Predicate<String> beans) {
 		this.properties = properties;
 		this.placeholders = placeholders;
 		this.overrides = overrides;
+		this.beans = beans;
 	}
 
 	/**
@@ -362,6 +366,17 @@ final class RateLimitAnnotationParser {
 
 	private void checkVariables(Resolver resolver, String attribute, String text, SpelNode node, Method method,
 			String[] names, Set<String> extra) {
+		if (node instanceof org.springframework.expression.spel.ast.BeanReference) {
+			String name = node.toStringAST();
+			name = name.startsWith("@") ? name.substring(1) : name;
+			if (name.length() > 1 && name.startsWith("'") && name.endsWith("'")) {
+				name = name.substring(1, name.length() - 1);
+			}
+			if (!this.beans.test(name)) {
+				throw resolver.invalid("attribute '" + attribute + "'", text, "refers to the bean '" + name
+						+ "', which the application does not define");
+			}
+		}
 		if (node instanceof VariableReference) {
 			String variable = node.toStringAST().substring(1);
 			if (!extra.contains(variable) && !isKnownVariable(variable, method, names)) {

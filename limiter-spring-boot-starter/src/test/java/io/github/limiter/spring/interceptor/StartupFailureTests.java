@@ -41,6 +41,31 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aKeyNamingABeanTheApplicationDoesNotDefine() {
+		assertStartupFails(UnknownBean.class, "Invalid @RateLimit on " + UnknownBean.class.getName()
+				+ ".call(java.lang.String): attribute 'key' = '@nobody.tenantOf(#user)' refers to the bean 'nobody', which "
+				+ "the application does not define");
+		this.runner.withBean(UnknownBean.class).withBean("nobody", Tenants.class).run(context -> assertThat(context)
+			.hasNotFailed());
+	}
+
+	static class UnknownBean {
+
+		@RateLimit(key = "@nobody.tenantOf(#user)", max = "1", window = "1m")
+		public void call(String user) {
+		}
+
+	}
+
+	static class Tenants {
+
+		public String tenantOf(String user) {
+			return "t-" + user;
+		}
+
+	}
+
+	@Test
 	void unknownParameterName() {
 		assertStartupFails(UnknownParameter.class, "Invalid @RateLimit on " + UnknownParameter.class.getName()
 				+ ".call(java.lang.String): attribute 'key' = '#usr' refers to #usr, which is neither a parameter of the "
