@@ -256,12 +256,14 @@ final class RateLimitAnnotationParser {
 		List<Class<? extends Throwable>> recordOn = List.of(annotation.recordOn());
 		boolean failuresOnly = recordIf != null || !recordOn.isEmpty();
 		if (failuresOnly && shadow.value() && !shadow.explicit()) {
-			// limiter.shadow switches on shadow mode for acquired limits; failure counting is a check, not an acquire.
+			// limiter.shadow switches on shadow mode for the limits that count every call; one that counts failures
+			// guards against guessing, and its permits are only held while a call runs.
 			shadow = new Setting<>(false, "false", shadow.origin(), Level.BUILT_IN);
 		}
 		if (failuresOnly && shadow.value()) {
 			throw resolver.invalid(shadow.origin(), shadow.text(),
-					"cannot be combined with recordOn/recordIf: a limit that counts only failures is checked, never acquired");
+					"cannot be combined with recordOn/recordIf: a limit that counts only failures is there to refuse the "
+							+ "next attempt, which shadow mode never does");
 		}
 		if (failuresOnly && !maxWait.value().isZero()) {
 			throw resolver.invalid(maxWait.origin(), maxWait.text(),
