@@ -286,10 +286,13 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		if (reserved == null) {
 			return admitted;
 		}
-		// The call will not run: what it reserved goes back.
+		// The call will not run: what it reserved goes back, unless a cancel already gave it back (taken once).
 		return admitted.whenComplete((admission, failure) -> {
 			if (failure != null || admission.rejection() != null) {
-				giveBack(call, call.checked, reserved);
+				Decision taken = RESERVED.getAndSet(call, null);
+				if (taken != null) {
+					giveBack(call, call.checked, taken);
+				}
 			}
 		});
 	}
