@@ -5,7 +5,6 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
-import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -66,7 +65,7 @@ class RateLimitProxyConfiguration {
 	}
 
 	private static RateLimiterProperties bind(Environment environment) {
-		return Binder.get(environment).bind("limiter", RateLimiterProperties.class).orElseGet(RateLimiterProperties::new);
+		return RateLimiterProperties.bind(environment);
 	}
 
 	/**

@@ -18,8 +18,21 @@ import io.github.limiter.guard.FailurePolicy;
 /**
  * Configuration of the rate limiter, under {@code limiter.*}.
  */
-@ConfigurationProperties("limiter")
+@ConfigurationProperties(prefix = "limiter", ignoreUnknownFields = false)
 public class RateLimiterProperties {
+
+	/**
+	 * Binds {@code limiter.*} from an environment as the configuration properties bean does, refusing names it does not
+	 * know: a typo such as {@code limiter.failure.polcy} would otherwise leave the default in force, unnoticed.
+	 * @param environment the environment
+	 * @return the properties
+	 */
+	public static RateLimiterProperties bind(org.springframework.core.env.Environment environment) {
+		return org.springframework.boot.context.properties.bind.Binder.get(environment)
+			.bindOrCreate("limiter", org.springframework.boot.context.properties.bind.Bindable.of(RateLimiterProperties.class),
+					new org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler(
+							org.springframework.boot.context.properties.bind.BindHandler.DEFAULT));
+	}
 
 	/**
 	 * Whether @RateLimit annotations are enforced.

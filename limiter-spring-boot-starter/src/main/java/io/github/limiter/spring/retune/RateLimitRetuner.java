@@ -10,7 +10,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
-import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
@@ -234,7 +233,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	}
 
 	private static RateLimiterProperties bind(Environment environment) {
-		return Binder.get(environment).bindOrCreate("limiter", RateLimiterProperties.class);
+		return RateLimiterProperties.bind(environment);
 	}
 
 	/** The limits in force, by name. */

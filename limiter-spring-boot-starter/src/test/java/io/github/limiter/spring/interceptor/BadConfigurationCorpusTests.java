@@ -64,6 +64,8 @@ class BadConfigurationCorpusTests {
 				Arguments.of("limiter.redis.denial-cache-size=-1",
 						"Invalid limiter.redis.denial-cache-size = '-1': must be 0 (off) or a number of keys"),
 				Arguments.of("limiter.local.max-keys=0", "Invalid limiter.local.max-keys = '0': must be positive"),
+				Arguments.of("limiter.failure.polcy=open", "limiter.failure.polcy"),
+				Arguments.of("limiter.policies.fixed.maximum=5", "limiter.policies.fixed.maximum"),
 				Arguments.of("limiter.key-prefix=app{1}:", "Invalid limiter.key-prefix = 'app{1}:': must not contain braces"),
 				Arguments.of("t.delay=1", METHOD + "attribute 'delay' = '1' is not accepted by the TOKEN_BUCKET algorithm "
 						+ "(only by LEAKY_BUCKET)"),
