@@ -485,13 +485,18 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 					// Not an outage: the backend may yet decide this call, so a local admission could be a second one.
 					return reject(requests, this.deadline.floor().toNanos() / 1000, now, Decision.Origin.UNDECIDED);
 				}
-				List<LimitRequest> shares = new ArrayList<>(requests.size());
-				for (LimitRequest request : requests) {
-					Limit share = share(request.limit());
-					shares.add(new LimitRequest(share, request.key(), Math.min(request.cost(), share.capacity())));
-				}
-				return this.local.decide(shares, operation).withOrigin(Decision.Origin.LOCAL_FALLBACK);
+				return this.local.decide(shares(requests), operation).withOrigin(Decision.Origin.LOCAL_FALLBACK);
 		}
+	}
+
+	/** The requests on this instance's local shares of their limits. */
+	private List<LimitRequest> shares(List<LimitRequest> requests) {
+		List<LimitRequest> shares = new ArrayList<>(requests.size());
+		for (LimitRequest request : requests) {
+			Limit share = share(request.limit());
+			shares.add(new LimitRequest(share, request.key(), Math.min(request.cost(), share.capacity())));
+		}
+		return shares;
 	}
 
 	private static Decision reject(List<LimitRequest> requests, long retryAfterMicros, long now, Decision.Origin origin) {
@@ -572,14 +577,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 								unwrap(failure));
 					});
 			}
-			case LOCAL_FALLBACK: {
-				List<LimitRequest> shares = new ArrayList<>(requests.size());
-				for (LimitRequest request : requests) {
-					Limit share = share(request.limit());
-					shares.add(new LimitRequest(share, request.key(), Math.min(request.cost(), share.capacity())));
-				}
-				return this.local.refundAsync(shares, acquired);
-			}
+			case LOCAL_FALLBACK:
+				return this.local.refundAsync(shares(requests), acquired);
 			default:
 				return CompletableFuture.completedFuture(null);
 		}

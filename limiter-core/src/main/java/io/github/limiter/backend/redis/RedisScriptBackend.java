@@ -313,21 +313,17 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	 * @return completes when the permits are back
 	 */
 	public CompletionStage<Void> refund(List<LimitRequest> requests, List<Decision> parts) {
-		Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+		String token = "";
+		List<Integer> positions = new ArrayList<>(requests.size());
 		for (int i = 0; i < requests.size(); i++) {
-			int slot = this.executor.isCluster() ? KeyLayout.slot(this.layout.key(requests.get(i))) : 0;
-			bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(i);
-		}
-		List<CompletableFuture<Void>> refunds = new ArrayList<>(bySlot.size());
-		for (List<Integer> positions : bySlot.values()) {
-			String token = "";
-			for (Integer position : positions) {
-				if (parts.get(position).token() != null) {
-					token = parts.get(position).token();
-				}
+			positions.add(i);
+			if (parts.get(i).token() != null) {
+				token = parts.get(i).token();
 			}
-			ScriptUnit unit = new ScriptUnit(select(requests, positions), positions, argumentTime(), token);
-			refunds.add(unit.refund(parts.get(positions.get(0)).timeMicros()).toCompletableFuture());
+		}
+		List<CompletableFuture<Void>> refunds = new ArrayList<>();
+		for (ScriptUnit unit : units(requests, positions, token)) {
+			refunds.add(unit.refund(parts.get(unit.positions().get(0)).timeMicros()).toCompletableFuture());
 		}
 		return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new));
 	}
@@ -340,8 +336,12 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	 * @return the units
 	 */
 	public List<DecisionUnit> units(List<LimitRequest> requests, List<Integer> positions) {
+		return List.copyOf(units(requests, positions, InstanceIdentity.nextToken()));
+	}
+
+	/** The units of the given positions, one per cluster slot, under one token (a new decision's, or a refunded one's). */
+	private List<ScriptUnit> units(List<LimitRequest> requests, List<Integer> positions, String token) {
 		String now = argumentTime();
-		String token = InstanceIdentity.nextToken();
 		if (positions.size() == 1 || !this.executor.isCluster()) {
 			return List.of(new ScriptUnit(select(requests, positions), positions, now, token));
 		}
@@ -350,7 +350,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 			int slot = KeyLayout.slot(this.layout.key(requests.get(position)));
 			bySlot.computeIfAbsent(slot, s -> new ArrayList<>()).add(position);
 		}
-		List<DecisionUnit> units = new ArrayList<>(bySlot.size());
+		List<ScriptUnit> units = new ArrayList<>(bySlot.size());
 		for (List<Integer> slotPositions : bySlot.values()) {
 			units.add(new ScriptUnit(select(requests, slotPositions), slotPositions, now, token));
 		}

@@ -125,7 +125,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		for (int i = 0; i < requests.size(); i++) {
 			LimitRequest request = requests.get(i);
 			if (usesRateLimiter(request.limit())) {
-				refunds.add(new RateLimiterUnit(request, i).refund().toCompletableFuture());
+				keptByRateLimiter(request);
 			}
 			else {
 				scripted.add(request);
@@ -136,6 +136,16 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 			refunds.add(this.scripts.refund(scripted, scriptedParts).toCompletableFuture());
 		}
 		return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new));
+	}
+
+	/** An RRateLimiter's permits are not given back (see {@link RateLimiterUnit#refund()}); said once. */
+	private static void keptByRateLimiter(LimitRequest request) {
+		if (RELEASE_WARNED.compareAndSet(false, true)) {
+			logger.log(System.Logger.Level.WARNING, "Redisson RRateLimiter of limit '" + request.limit().name()
+					+ "' cannot give permits back (its release would let them return twice): permits taken by a decision "
+					+ "that is refunded, or by a call that counts only failures, stay taken until their interval passes; "
+					+ "the SCRIPT token bucket mode gives them back. Said once.");
+		}
 	}
 
 	@Override
@@ -298,12 +308,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		 */
 		@Override
 		public CompletionStage<Void> refund() {
-			if (RELEASE_WARNED.compareAndSet(false, true)) {
-				logger.log(System.Logger.Level.WARNING, "Redisson RRateLimiter " + this.limiter.getName() + " cannot give "
-						+ "permits back (its release would let them return twice): permits taken by a decision that is "
-						+ "refunded, or by a call that counts only failures, stay taken until their interval passes; the "
-						+ "SCRIPT token bucket mode gives them back. Said once.");
-			}
+			keptByRateLimiter(this.request);
 			return CompletableFuture.completedFuture(null);
 		}
 
