@@ -128,7 +128,9 @@ public final class Decision {
 	 * @return a new decision
 	 */
 	public Decision withOrigin(Origin origin) {
-		List<Decision> parts = this.parts.stream().map(part -> part.withOrigin(origin)).toList();
+		// A single limit's decision (a remembered rejection on every hit of the denial cache) has no parts to copy.
+		List<Decision> parts = this.parts.isEmpty() ? this.parts
+				: this.parts.stream().map(part -> part.withOrigin(origin)).toList();
 		return new Decision(this.limitName, this.allowed, this.limit, this.remaining, this.retryAfterMicros,
 				this.resetAfterMicros, this.delayMicros, this.timeMicros, this.token, parts, origin);
 	}
