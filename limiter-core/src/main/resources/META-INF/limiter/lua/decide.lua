@@ -6,9 +6,9 @@
 --
 -- KEYS: the key of each limit of each decision, in order (a key may come several times).
 -- ARGV[1]: '' to read the time from Redis (always, in production), or a time in microseconds (tests only).
--- ARGV[2...]: the limits the decisions use, each sent once: its algorithm code, then its parameters (numbers, as many
---             as the algorithm's file documents).
--- Then, from the first argument after a limit that is neither a number nor an algorithm code, the decisions, to the end: the operation ('a' acquire, 'c' check, 'r' record, 'x' delete, or 'f<time>' refund
+-- ARGV[2...]: the limits the decisions use, each sent once: its algorithm code, the number of its parameters, then
+--             its parameters (numbers, as the algorithm's file documents them).
+-- Then, from the first argument after a limit that is not an algorithm code, the decisions, to the end: the operation ('a' acquire, 'c' check, 'r' record, 'x' delete, or 'f<time>' refund
 -- of an acquire decided at <time>, in microseconds as that acquire returned it), a token unique to the decision (the
 -- sliding-log member), the number of its limits, then for each its limit (1-based, as above) and its cost.
 -- Returns {now, then for each decision, for each of its limits: allowed (0/1), remaining, retry after, reset after,
@@ -27,27 +27,17 @@ local now = script_now()
 -- The limits, by number: {code, algorithm, parameters}.
 local limits = {}
 local i = 2
-while ALGORITHMS[ARGV[i]] do
-  -- Created at its full size (growing a Lua table allocates it again); its parameters end at the first slot that is
-  -- not a number.
-  local p = {tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]),
-             tonumber(ARGV[i + 5])}
-  local count = 0
-  while p[count + 1] do
-    count = count + 1
-  end
-  if count == 5 then
-    while tonumber(ARGV[i + count + 1]) do
-      count = count + 1
-      p[count] = tonumber(ARGV[i + count])
-    end
-  else
-    for j = count + 1, 5 do
-      p[j] = nil
-    end
-  end
-  limits[#limits + 1] = {ARGV[i], ALGORITHMS[ARGV[i]], p}
-  i = i + 1 + count
+local known = ALGORITHMS[ARGV[2]]
+while known do
+  -- Created at its full size (growing a Lua table allocates it again): every algorithm has at least two parameters,
+  -- none more than six.
+  local count = ARGV[i + 1] + 0
+  local p = {ARGV[i + 2] + 0, ARGV[i + 3] + 0, count > 2 and ARGV[i + 4] + 0 or nil,
+             count > 3 and ARGV[i + 5] + 0 or nil, count > 4 and ARGV[i + 6] + 0 or nil,
+             count > 5 and ARGV[i + 7] + 0 or nil}
+  limits[#limits + 1] = {ARGV[i], known, p}
+  i = i + 2 + count
+  known = ALGORITHMS[ARGV[i]]
 end
 
 local function limit(ref)
@@ -62,7 +52,7 @@ local function cost(text)
   if text == '1' then
     return 1
   end
-  return tonumber(text)
+  return text + 0
 end
 
 -- Sized for one decision on one limit, the common call.

@@ -41,11 +41,11 @@ local function fixed_read(key, code, p)
     return nil
   end
   local s, c = string.match(v, '^(-?%d+) (%d+)$')
-  s = tonumber(s)
+  s = s + 0
   if code == 'fw' then
     s = s * p[2]
   end
-  return s, tonumber(c)
+  return s, c + 0
 end
 
 -- The window of now (start, end) and the count it holds: the stored count if the key holds this window, else 0.

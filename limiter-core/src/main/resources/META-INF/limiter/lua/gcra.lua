@@ -114,9 +114,9 @@ local function gcra_store(key, ahead, q, now)
   local ticks = math.fmod(ahead, q)
   local micros = now + (ahead - ticks) / q
   if ticks == 0 then
-    kv_set(key, string.format('%.0f', micros), ttl_millis(micros - now))
+    kv_set(key, fmt_int(micros), ttl_millis(micros - now))
   else
-    kv_set(key, string.format('%.0f:%.0f', micros, ticks), ttl_millis(micros + 1 - now))
+    kv_set(key, string.format('%d:%d', micros, ticks), ttl_millis(micros + 1 - now))
   end
 end
 

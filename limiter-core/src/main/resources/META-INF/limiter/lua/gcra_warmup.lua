@@ -75,7 +75,7 @@ gcra_warm_store = function(key, ahead, p, now, stored)
   if ticks ~= 0 then
     until_cold = until_cold + 1
   end
-  kv_set(key, string.format('%.0f:%.0f:%.0f', micros, ticks, stored_micros), ttl_millis(until_cold))
+  kv_set(key, string.format('%d:%d:%d', micros, ticks, stored_micros), ttl_millis(until_cold))
 end
 
 -- Saturates at an empty bucket, unless the arrival time already lies beyond it (cold permits).

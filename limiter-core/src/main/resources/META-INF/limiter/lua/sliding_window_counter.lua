@@ -7,11 +7,11 @@ local function counter_read(key, window, start)
   local v = kv_get(key)
   if v then
     local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
-    s = tonumber(s) * window
+    s = s * window
     if s == start then
-      return tonumber(c), tonumber(pr)
+      return c + 0, pr + 0
     elseif s == start - window then
-      return 0, tonumber(c)
+      return 0, c + 0
     end
   end
   return 0, 0
@@ -71,7 +71,7 @@ ALGORITHMS['sc'] = {
     local v = kv_get(key)
     if v then
       local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
-      s, c, pr = tonumber(s) * window, tonumber(c), tonumber(pr)
+      s, c, pr = s * window, c + 0, pr + 0
       if s == start then
         c = math.max(0, c - cost)
       elseif s == start + window then

@@ -38,7 +38,7 @@ final class ScriptCall {
 	/** The limits, each once. */
 	private final List<Limit> limits = new ArrayList<>(1);
 
-	private final List<String> limitArguments = new ArrayList<>(6);
+	private final List<String> limitArguments = new ArrayList<>(7);
 
 	private final List<String> decisionArguments = new ArrayList<>(5);
 
@@ -116,8 +116,11 @@ final class ScriptCall {
 		if (this.limitIndex != null) {
 			this.limitIndex.put(limit, count);
 		}
-		// The code, then the parameters: the script tells them apart because the parameters are numbers.
-		this.limitArguments.addAll(algorithm(limit).scriptParameters(this.clientNow));
+		// The code, how many parameters follow, then the parameters.
+		List<String> parameters = algorithm(limit).scriptParameters(this.clientNow);
+		this.limitArguments.add(parameters.get(0));
+		this.limitArguments.add(number(parameters.size() - 1));
+		this.limitArguments.addAll(parameters.subList(1, parameters.size()));
 		this.limits.add(limit);
 		this.files |= LimiterScript.files(limit);
 		return count;
