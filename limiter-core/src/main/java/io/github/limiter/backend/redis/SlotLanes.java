@@ -7,6 +7,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
@@ -25,7 +26,11 @@ import io.github.limiter.spi.BackendException;
  *
  * <p>A lane holds at most {@code maxWaiting} calls: beyond that (Redis not answering, say), a call fails at once with
  * a {@link BackendException}, which the failure policy answers, so that a stalled connection cannot pile up work to
- * replay. Calls whose future was completed by someone else (cancelled) while waiting are dropped, not sent.
+ * replay. Calls whose future was completed by someone else (cancelled) while waiting are dropped, not sent. A batch in
+ * flight holds its lane only while one of its callers still waits for it: once every one of them has given up (the
+ * guard's deadline), the next batch goes out. A script call sent to a master that died stays pending in the client
+ * until the client's own timeout (a minute, by default, in Lettuce), and must not hold the lane that long: the replica
+ * promoted meanwhile would get nothing to decide.
  *
  * <p>Lanes take no lock: a call joins the lane's queue, and whoever takes one of the lane's free slots (a
  * compare-and-set) sends what the queue holds. An idle lane leaves the map; a caller that still reaches it is served
@@ -150,11 +155,44 @@ final class SlotLanes {
 			return;
 		}
 		CompletableFuture<List<Decision>> answered = reply;
+		Held held = new Held(lane, batch.size());
 		reply.whenComplete((decisions, failure) -> {
-			lane.inFlight.decrementAndGet();
-			pump(lane);
+			held.release();
 			answer(lane, batch, answered);
 		});
+		for (Call call : batch) {
+			call.future.whenComplete((decision, failure) -> held.answeredOrGaveUp());
+		}
+	}
+
+	/** A lane's slot, held by one batch in flight until its reply or until every one of its callers has given up. */
+	private final class Held {
+
+		private final Lane lane;
+
+		private final AtomicInteger waiting;
+
+		private final AtomicBoolean released = new AtomicBoolean();
+
+		Held(Lane lane, int callers) {
+			this.lane = lane;
+			this.waiting = new AtomicInteger(callers);
+		}
+
+		void answeredOrGaveUp() {
+			if (this.waiting.decrementAndGet() == 0) {
+				release();
+			}
+		}
+
+		/** Gives the slot back, once, and sends what waits. */
+		void release() {
+			if (this.released.compareAndSet(false, true)) {
+				this.lane.inFlight.decrementAndGet();
+				pump(this.lane);
+			}
+		}
+
 	}
 
 	private static void answer(Lane lane, List<Call> sent, CompletableFuture<List<Decision>> reply) {

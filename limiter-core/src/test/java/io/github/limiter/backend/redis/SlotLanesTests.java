@@ -1,0 +1,97 @@
+package io.github.limiter.backend.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.limiter.Decision;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.algorithm.TokenBucket;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The lanes that coalesce calls in flight: a batch holds its lane while one of its callers still waits for it.
+ */
+class SlotLanesTests {
+
+	private final LimitRequest request = LimitRequest.of(TokenBucket.of("lanes", 10, Duration.ofSeconds(1)), "k");
+
+	/** Each batch sent, with the reply the test completes (or never does). */
+	private final List<CompletableFuture<List<Decision>>> replies = new CopyOnWriteArrayList<>();
+
+	private final List<List<SlotLanes.Call>> sent = new CopyOnWriteArrayList<>();
+
+	private final SlotLanes lanes = new SlotLanes(batch -> {
+		CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
+		this.sent.add(batch);
+		this.replies.add(reply);
+		return reply;
+	}, key -> 0, 64, 4096, 1);
+
+	@Test
+	void callsArrivingWhileABatchIsInFlightWaitAndGoTogether() {
+		CompletableFuture<Decision> first = this.lanes.submit("k1", this.request, Operation.ACQUIRE).toCompletableFuture();
+		CompletableFuture<Decision> second = this.lanes.submit("k2", this.request, Operation.ACQUIRE).toCompletableFuture();
+		CompletableFuture<Decision> third = this.lanes.submit("k3", this.request, Operation.ACQUIRE).toCompletableFuture();
+		assertThat(this.sent).as("one batch in flight, the others wait").hasSize(1);
+
+		this.replies.get(0).complete(List.of(admitted()));
+		assertThat(first).isCompleted();
+		assertThat(this.sent).hasSize(2);
+		assertThat(this.sent.get(1)).extracting(SlotLanes.Call::key).containsExactly("k2", "k3");
+		assertThat(second).isNotDone();
+		assertThat(third).isNotDone();
+	}
+
+	@Test
+	void aBatchWhoseCallersAllGaveUpNoLongerHoldsTheLane() {
+		// A script call sent to a master that died: its reply comes only when the client times out, a minute later.
+		CompletableFuture<Decision> lost = this.lanes.submit("k1", this.request, Operation.ACQUIRE).toCompletableFuture();
+		CompletableFuture<Decision> waiting = this.lanes.submit("k2", this.request, Operation.ACQUIRE).toCompletableFuture();
+		assertThat(this.sent).hasSize(1);
+
+		lost.completeExceptionally(new TimeoutException("the guard's deadline"));
+
+		assertThat(this.sent).as("the next batch goes out as soon as nobody waits for the lost one").hasSize(2);
+		assertThat(this.sent.get(1)).extracting(SlotLanes.Call::key).containsExactly("k2");
+		this.replies.get(1).complete(List.of(admitted()));
+		assertThat(waiting).isCompletedWithValueMatching(Decision::allowed);
+
+		// The lost reply, when it finally comes, gives back no slot twice: one batch in flight at a time still.
+		CompletableFuture<Decision> later = this.lanes.submit("k3", this.request, Operation.ACQUIRE).toCompletableFuture();
+		CompletableFuture<Decision> queued = this.lanes.submit("k4", this.request, Operation.ACQUIRE).toCompletableFuture();
+		this.replies.get(0).complete(List.of(admitted()));
+		assertThat(this.sent).as("k3 in flight, k4 waiting for it").hasSize(3);
+		assertThat(later).isNotDone();
+		assertThat(queued).isNotDone();
+	}
+
+	@Test
+	void aBatchHoldsTheLaneWhileOneOfItsCallersStillWaits() {
+		this.lanes.submit("k0", this.request, Operation.ACQUIRE);
+		CompletableFuture<Decision> gaveUp = this.lanes.submit("k1", this.request, Operation.ACQUIRE).toCompletableFuture();
+		CompletableFuture<Decision> patient = this.lanes.submit("k2", this.request, Operation.ACQUIRE).toCompletableFuture();
+		this.replies.get(0).complete(List.of(admitted()));
+		assertThat(this.sent).hasSize(2);
+		CompletableFuture<Decision> next = this.lanes.submit("k3", this.request, Operation.ACQUIRE).toCompletableFuture();
+
+		gaveUp.completeExceptionally(new TimeoutException("the guard's deadline"));
+
+		assertThat(this.sent).as("k2's caller still waits for the batch in flight").hasSize(2);
+		this.replies.get(1).complete(List.of(admitted(), admitted()));
+		assertThat(patient).isCompletedWithValueMatching(Decision::allowed);
+		assertThat(this.sent).hasSize(3);
+		assertThat(next).isNotDone();
+	}
+
+	private static Decision admitted() {
+		return Decision.of("lanes", true, 10, 9, 0, 100_000, 0, 1_000_000, null);
+	}
+
+}
