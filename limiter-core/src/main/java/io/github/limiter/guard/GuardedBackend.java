@@ -21,6 +21,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -135,6 +136,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private final AtomicLong lastSuspicionLog = new AtomicLong(System.nanoTime() - SUSPICION_LOG_NANOS);
 
+	private final AtomicLong lastGiveBackLog = new AtomicLong(System.nanoTime() - SUSPICION_LOG_NANOS);
+
 	private final AtomicLong degradedWhenOpened = new AtomicLong();
 
 	private final AtomicReference<Failure> lastFailure = new AtomicReference<>();
@@ -210,7 +213,11 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		// Until the backend first answered, nothing says how long it takes, and the first calls connect and load the
 		// script: they may take up to maxDeadline rather than be rejected by a floor meant for a warm backend.
 		long limit = this.answered ? this.deadline.nanos(start) : this.deadline.ceiling().toNanos();
-		CompletableFuture<Decision> call = call(() -> this.delegate.decideAsync(requests, operation));
+		CompletableFuture<Decision> call = call(() -> this.delegate.decideAsync(requests, operation), late -> {
+			if (operation.acquires() && late.allowed()) {
+				giveBack(requests, late);
+			}
+		});
 		if (!call.isDone()) {
 			call.orTimeout(limit, TimeUnit.NANOSECONDS);
 		}
@@ -229,6 +236,15 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	/** Calls the backend; a blocking client on another thread, so that the caller can stop waiting. */
 	private <T> CompletableFuture<T> call(Supplier<CompletionStage<T>> call) {
+		return call(call, late -> {
+		});
+	}
+
+	/**
+	 * Calls the backend, and hands an answer that came after the caller stopped waiting to {@code late}. (A client that
+	 * does not block completes the future the caller holds itself, and so sees itself when nobody waits any more.)
+	 */
+	private <T> CompletableFuture<T> call(Supplier<CompletionStage<T>> call, Consumer<T> late) {
 		if (this.callExecutor == null) {
 			try {
 				return call.get().toCompletableFuture();
@@ -245,8 +261,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 						if (failure != null) {
 							answer.completeExceptionally(failure);
 						}
-						else {
-							answer.complete(value);
+						else if (!answer.complete(value)) {
+							late.accept(value);
 						}
 					});
 				}
@@ -554,6 +570,24 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	@Override
 	public boolean blocksCaller() {
 		return false;
+	}
+
+	/**
+	 * Gives back the permits of a decision the backend made after its caller had stopped waiting: the failure policy
+	 * answered that caller, so these permits reach nobody. A refund that fails is logged, at most every 10 s.
+	 */
+	private void giveBack(List<LimitRequest> requests, Decision late) {
+		this.delegate.refundAsync(requests, late).whenComplete((done, failure) -> {
+			if (failure != null) {
+				long now = System.nanoTime();
+				long last = this.lastGiveBackLog.get();
+				if (now - last >= SUSPICION_LOG_NANOS && this.lastGiveBackLog.compareAndSet(last, now)) {
+					logger.log(Level.WARNING, "Rate limiter: could not give back the permits of a late decision on "
+							+ late.limitName() + " (" + describe(unwrap(failure))
+							+ "); they count until their window passes.");
+				}
+			}
+		});
 	}
 
 	/**

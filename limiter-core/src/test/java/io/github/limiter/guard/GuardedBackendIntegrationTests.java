@@ -515,6 +515,78 @@ class GuardedBackendIntegrationTests {
 		assertThat(guarded.stats().instancesKnown()).isTrue();
 	}
 
+	/**
+	 * Calls sent while Redis is paused miss their deadline and are answered by the failure policy; Redis decides them
+	 * once it resumes, and admits them. Nobody acts on those admissions, so their permits come back: before, each
+	 * such call held a permit for a whole window (with a limit counting only failures, a captcha after one attempt).
+	 */
+	@org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+	@org.junit.jupiter.params.provider.ValueSource(strings = { "coalesced", "alone", "two limits", "Jedis" })
+	void decisionsRedisMakesAfterTheirCallersStoppedWaitingGiveTheirPermitsBack(String road) throws Exception {
+		JedisConnectionFactory jedis = null;
+		ExecutorService calls = Executors.newCachedThreadPool();
+		RateLimiterBackend redis;
+		if (road.equals("Jedis")) {
+			jedis = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", this.redis.port()));
+			jedis.afterPropertiesSet();
+			jedis.start();
+			redis = SpringDataRedisScriptExecutor.backend(jedis, Runnable::run).keyPrefix("g:").build();
+		}
+		else {
+			redis = SpringDataRedisScriptExecutor.backend(this.lettuce, Runnable::run).keyPrefix("g:")
+				.coalesce(!road.equals("alone"))
+				.build();
+		}
+		try {
+			warmUp(redis);
+			GuardedBackend guarded = GuardedBackend.builder(redis)
+				.deadline(DEADLINE)
+				.maxDeadline(MAX_DEADLINE)
+				.failurePolicy(requests -> FailurePolicy.LOCAL)
+				.callExecutor(road.equals("Jedis") ? calls : null)
+				.build();
+			// Limits that give nothing back by themselves while the test runs: only a refund can.
+			Limit bucket = TokenBucket.of("late-bucket", 100, Duration.ofDays(1));
+			Limit window = io.github.limiter.algorithm.FixedWindow.of("late-window", 100, Duration.ofDays(1));
+			List<LimitRequest> requests = road.equals("two limits")
+					? List.of(LimitRequest.of(bucket, "late"), LimitRequest.of(window, "late"))
+					: List.of(LimitRequest.of(bucket, "late"));
+			assertThat(decideUntilBackend(guarded).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+			Thread pause = new Thread(() -> this.redis.command("CLIENT", "PAUSE", "1000", "WRITE"));
+			pause.start();
+			Thread.sleep(100);
+			int late = 0;
+			for (int i = 0; i < 5; i++) {
+				if (guarded.decide(requests, Operation.ACQUIRE).origin() == Decision.Origin.UNDECIDED) {
+					late++;
+				}
+			}
+			pause.join();
+			assertThat(late).as("calls that missed their deadline while Redis was still deemed alive").isPositive();
+
+			// A check answers what would remain after one more call: 99 on a key nobody used.
+			long untouched = redis.decide(requests.stream().map(r -> LimitRequest.of(r.limit(), "untouched")).toList(),
+					Operation.CHECK).remaining();
+			long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+			Decision state = redis.decide(requests, Operation.CHECK);
+			while (state.remaining() < untouched && System.nanoTime() < giveUp) {
+				Thread.sleep(50);
+				state = redis.decide(requests, Operation.CHECK);
+			}
+			assertThat(state.remaining()).as("every permit Redis granted after its caller had gone came back")
+				.isEqualTo(untouched);
+			System.out.println(road + ": " + late + " calls missed their deadline; Redis holds all their permits again");
+			guarded.close();
+		}
+		finally {
+			this.redis.resume();
+			calls.shutdownNow();
+			if (jedis != null) {
+				jedis.destroy();
+			}
+		}
+	}
+
 	@Test
 	void aBlockingClientIsCutOffAtTheDeadlineToo() throws InterruptedException {
 		JedisConnectionFactory jedis = new JedisConnectionFactory(

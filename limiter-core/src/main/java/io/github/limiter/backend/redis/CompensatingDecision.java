@@ -22,7 +22,7 @@ import io.github.limiter.spi.BackendException;
  */
 public final class CompensatingDecision {
 
-	private static final System.Logger logger = System.getLogger(CompensatingDecision.class.getName());
+	private static final OccasionalWarning failedRefunds = new OccasionalWarning(CompensatingDecision.class);
 
 	private CompensatingDecision() {
 	}
@@ -69,8 +69,9 @@ public final class CompensatingDecision {
 		for (int i = 0; i < end; i++) {
 			DecisionUnit unit = units.get(i);
 			refunds.add(unit.refund().toCompletableFuture().exceptionally(ex -> {
-				logger.log(System.Logger.Level.WARNING, "Could not refund the permits of " + unit
-						+ " after another limit of the same decision rejected; they expire with their window", ex);
+				failedRefunds.warn(() -> "Rate limiter: could not refund the permits of " + unit
+						+ " after another limit of the same decision rejected (" + OccasionalWarning.reason(ex)
+						+ "); they count until their window passes.");
 				return null;
 			}));
 		}

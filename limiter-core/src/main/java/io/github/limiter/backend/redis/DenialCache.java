@@ -21,13 +21,14 @@ import io.github.limiter.Limit;
  * an entry is trusted for at most {@link #MAX_AGE_MICROS} (one second), whatever its retry time: a flood still costs
  * at most one Redis call per key and second, and a rejection that a refund elsewhere made stale lasts at most that
  * long here. A reset or refund through this JVM forgets the key at once, and a rejection that was in flight while
- * one happened is not remembered.
+ * one happened is not remembered. So does a decision through this JVM that consumes on the key without passing by the
+ * cache (a record, or a decision over several limits): the retry time it remembered would now be too early.
  *
  * <p>Times are measured on the caller's monotonic clock from the moment the rejected call was sent, which is never
  * later than the moment Redis decided it, and the retry time is shortened by 0.1% to stay ahead of any drift between
- * the two clocks. A cached answer reports the time left until the remembered retry time, and the remaining permits
- * Redis reported (both as Redis would report them unless another instance has consumed since, which only makes the
- * real retry time later). A reset through another instance, or a Redis that lost its data, re-admits at once, while
+ * the two clocks. A cached answer reports the time left until the remembered retry time (as Redis would report it
+ * unless another instance has consumed since, which only makes the real retry time later), and the remaining permits
+ * Redis reported at the rejection: a lower bound, since permits come back with time, which Redis would count. A reset through another instance, or a Redis that lost its data, re-admits at once, while
  * this JVM may answer from the cache for up to a second more.
  */
 final class DenialCache {

@@ -69,6 +69,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	/** {@code null} when switched off. */
 	private final SlotLanes lanes;
 
+	private final OccasionalWarning lostRefunds = new OccasionalWarning(RedisScriptBackend.class);
+
 	/** The clock of the denial cache: the test clock, or a monotonic one. */
 	private final TimeSource cacheClock;
 
@@ -92,7 +94,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		// A blocking client (Jedis) waits on its own connection per caller: nothing to coalesce, and a caller's thread
 		// must not end up sending other callers' batches.
 		this.lanes = (coalesce && !executor.blocksCaller()) ? new SlotLanes(this::sendBatch,
-				executor.isCluster() ? KeyLayout::slot : key -> 0, MAX_BATCH, MAX_WAITING, MAX_IN_FLIGHT) : null;
+				executor.isCluster() ? KeyLayout::slot : key -> 0, MAX_BATCH, MAX_WAITING, MAX_IN_FLIGHT,
+				(call, decision) -> giveBack(List.of(call.request()), decision)) : null;
 		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}
 
@@ -125,7 +128,40 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		for (int i = 0; i < requests.size(); i++) {
 			positions.add(i);
 		}
-		return CompensatingDecision.decide(units(requests, positions), requests.size(), operation);
+		// A rejection remembered for one of these keys may have been decided before this decision consumed more (a
+		// record, or several limits at once): it would tell too short a retry time.
+		if (this.denials != null) {
+			requests.forEach(request -> this.denials.forget(this.layout.key(request)));
+		}
+		CompletableFuture<Decision> answer = new CompletableFuture<>();
+		CompensatingDecision.decide(units(requests, positions), requests.size(), operation)
+			.whenComplete((decision, failure) -> deliver(answer, requests, operation, decision, failure));
+		return answer;
+	}
+
+	/**
+	 * Completes a caller's future with its decision; a caller that stopped waiting (the guard's deadline completed its
+	 * future) never learns it, so permits it took are given back: an admission nobody acts on must not count.
+	 */
+	private void deliver(CompletableFuture<Decision> answer, List<LimitRequest> requests, Operation operation,
+			Decision decision, Throwable failure) {
+		if (failure != null) {
+			answer.completeExceptionally(failure);
+		}
+		else if (!answer.complete(decision) && operation.acquires() && decision.allowed()) {
+			giveBack(requests, decision);
+		}
+	}
+
+	/** Gives back the permits of a decision that reached nobody; a refund that fails is logged (it under-admits only). */
+	private void giveBack(List<LimitRequest> requests, Decision decision) {
+		refundAsync(requests, decision).whenComplete((done, failure) -> {
+			if (failure != null) {
+				this.lostRefunds.warn(() -> "Rate limiter: could not give back the permits of a decision that came after"
+						+ " its caller stopped waiting (" + requests.get(0).limit().name() + "): "
+						+ OccasionalWarning.reason(failure) + "; they count until their window passes.");
+			}
+		});
 	}
 
 	private CompletionStage<Decision> decideOne(LimitRequest request, Operation operation) {
@@ -140,10 +176,17 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 				return CompletableFuture.completedFuture(known);
 			}
 		}
-		CompletableFuture<Decision> decision = (this.lanes != null)
-				? this.lanes.submit(key, request, operation).toCompletableFuture()
-				: sendBatch(List.of(new SlotLanes.Call(key, request, operation, null))).thenApply(decisions -> decisions.get(0))
-					.toCompletableFuture();
+		CompletableFuture<Decision> decision;
+		if (this.lanes != null) {
+			decision = this.lanes.submit(key, request, operation).toCompletableFuture();
+		}
+		else {
+			CompletableFuture<Decision> answer = new CompletableFuture<>();
+			sendBatch(List.of(new SlotLanes.Call(key, request, operation, answer))).whenComplete((decisions,
+					failure) -> deliver(answer, List.of(request), operation, (failure == null) ? decisions.get(0) : null,
+							failure));
+			decision = answer;
+		}
 		if (this.denials == null) {
 			return decision;
 		}

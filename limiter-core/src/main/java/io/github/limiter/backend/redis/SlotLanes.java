@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
 
@@ -51,6 +52,8 @@ final class SlotLanes {
 
 	private final int maxInFlight;
 
+	private final BiConsumer<Call, Decision> orphaned;
+
 	/**
 	 * Creates lanes.
 	 * @param sender sends one batch of calls, all on keys of one lane, and answers one decision per call, in order
@@ -58,14 +61,17 @@ final class SlotLanes {
 	 * @param maxBatch at most this many calls per script call
 	 * @param maxWaiting at most this many calls waiting per lane
 	 * @param maxInFlight at most this many script calls in flight per lane
+	 * @param orphaned told of each admission that came back after its caller had stopped waiting (and so never learns
+	 * it), so that its permits can be given back
 	 */
 	SlotLanes(Function<List<Call>, CompletionStage<List<Decision>>> sender, ToIntFunction<String> slot, int maxBatch,
-			int maxWaiting, int maxInFlight) {
+			int maxWaiting, int maxInFlight, BiConsumer<Call, Decision> orphaned) {
 		this.sender = sender;
 		this.slot = slot;
 		this.maxBatch = maxBatch;
 		this.maxWaiting = maxWaiting;
 		this.maxInFlight = maxInFlight;
+		this.orphaned = orphaned;
 	}
 
 	/**
@@ -195,7 +201,7 @@ final class SlotLanes {
 
 	}
 
-	private static void answer(Lane lane, List<Call> sent, CompletableFuture<List<Decision>> reply) {
+	private void answer(Lane lane, List<Call> sent, CompletableFuture<List<Decision>> reply) {
 		List<Decision> decisions = null;
 		Throwable failure = null;
 		try {
@@ -211,7 +217,7 @@ final class SlotLanes {
 	}
 
 	/** Answers the calls of a batch that came back. */
-	private static void answer(Lane lane, List<Call> sent, List<Decision> decisions, Throwable failure) {
+	private void answer(Lane lane, List<Call> sent, List<Decision> decisions, Throwable failure) {
 		if (failure == null && (decisions == null || decisions.size() != sent.size())) {
 			failure = new BackendException("the limiter script answered " + ((decisions != null) ? decisions.size() : 0)
 					+ " decisions for " + sent.size() + " calls", null);
@@ -221,7 +227,11 @@ final class SlotLanes {
 				sent.get(i).future.completeExceptionally(failure);
 			}
 			else {
-				sent.get(i).future.complete(decisions.get(i));
+				Call call = sent.get(i);
+				Decision decision = decisions.get(i);
+				if (!call.future.complete(decision) && call.operation.acquires() && decision.allowed()) {
+					this.orphaned.accept(call, decision);
+				}
 			}
 		}
 	}

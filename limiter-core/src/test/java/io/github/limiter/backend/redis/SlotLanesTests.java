@@ -32,7 +32,10 @@ class SlotLanesTests {
 		this.sent.add(batch);
 		this.replies.add(reply);
 		return reply;
-	}, key -> 0, 64, 4096, 1);
+	}, key -> 0, 64, 4096, 1, (call, decision) -> this.orphans.add(call.key()));
+
+	/** The keys of admissions that came back after their caller had stopped waiting. */
+	private final List<String> orphans = new CopyOnWriteArrayList<>();
 
 	@Test
 	void callsArrivingWhileABatchIsInFlightWaitAndGoTogether() {
@@ -70,6 +73,7 @@ class SlotLanesTests {
 		assertThat(this.sent).as("k3 in flight, k4 waiting for it").hasSize(3);
 		assertThat(later).isNotDone();
 		assertThat(queued).isNotDone();
+		assertThat(this.orphans).as("the admission nobody waited for, to be given back").containsExactly("k1");
 	}
 
 	@Test
@@ -88,6 +92,7 @@ class SlotLanesTests {
 		assertThat(patient).isCompletedWithValueMatching(Decision::allowed);
 		assertThat(this.sent).hasSize(3);
 		assertThat(next).isNotDone();
+		assertThat(this.orphans).containsExactly("k1");
 	}
 
 	private static Decision admitted() {
