@@ -43,4 +43,27 @@ public record LimitRequest(Limit limit, String key, long cost) {
 		return new LimitRequest(limit, key, 1);
 	}
 
+	/**
+	 * Checks that no two requests of one decision fall on the same state: the same limit name, the same storage (a
+	 * token and a leaky bucket share theirs) and the same key. Every part of a decision is judged against the state
+	 * before it, so two such parts would each see room that only one of them has.
+	 * @param requests the requests of one decision
+	 * @return the requests
+	 * @throws IllegalArgumentException naming the limit and key given twice
+	 */
+	public static java.util.List<LimitRequest> requireDistinct(java.util.List<LimitRequest> requests) {
+		for (int i = 1; i < requests.size(); i++) {
+			LimitRequest later = requests.get(i);
+			for (int j = 0; j < i; j++) {
+				LimitRequest earlier = requests.get(j);
+				if (earlier.limit.name().equals(later.limit.name()) && earlier.key.equals(later.key)
+						&& earlier.limit.algorithm().code().equals(later.limit.algorithm().code())) {
+					throw new IllegalArgumentException("a decision names limit '" + later.limit.name() + "' on key '"
+							+ later.key + "' twice (requests " + j + " and " + i + "): ask once, with the costs added up");
+				}
+			}
+		}
+		return requests;
+	}
+
 }

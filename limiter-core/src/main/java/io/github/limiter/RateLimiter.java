@@ -288,6 +288,7 @@ public final class RateLimiter {
 	 * @throws io.github.limiter.spi.BackendException when the backend cannot decide
 	 */
 	public Decision decide(List<LimitRequest> requests, Operation operation) {
+		LimitRequest.requireDistinct(requests);
 		if (this.listeners.isEmpty()) {
 			return this.backend.decide(requests, operation);
 		}
@@ -310,6 +311,7 @@ public final class RateLimiter {
 	 * @return the decision
 	 */
 	public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+		LimitRequest.requireDistinct(requests);
 		if (this.listeners.isEmpty()) {
 			return this.backend.decideAsync(requests, operation);
 		}

@@ -48,18 +48,24 @@ local function fixed_read(key, code, p)
   return s, c + 0
 end
 
--- The window of now (start, end) and the count it holds: the stored count if the key holds this window, else 0.
+-- The window of now (start, end), the count it holds (the stored count if the key holds this window, else 0) and
+-- the time to decide at: a clock that went back behind the stored window decides as at that window's start (an
+-- older window started afresh over the newer one's count would admit its permits twice).
 local function fixed_current(key, code, p, now)
-  local start, stop = fixed_bounds(code, p, now)
   local s, c = fixed_read(key, code, p)
-  if s == start then
-    return start, stop, c
+  if s and now < s then
+    now = s
   end
-  return start, stop, 0
+  local start, stop = fixed_bounds(code, p, now)
+  if s == start then
+    return start, stop, c, now
+  end
+  return start, stop, 0, now
 end
 
 local function fixed_evaluate(key, code, p, now, cost)
-  local start, stop, count = fixed_current(key, code, p, now)
+  local start, stop, count
+  start, stop, count, now = fixed_current(key, code, p, now)
   local allowed = count + cost <= p[1]
   local after = count
   local retry = stop - now

@@ -3,18 +3,26 @@
 -- window's number (its start divided by its length: a short number, so the string stays small).
 -- Parameters 'sc': {limit, window}. Same arithmetic, in the same order, as the Java class.
 
-local function counter_read(key, window, start)
+-- The time to decide at, the start of its window, and the counts as seen from that window (a stored window may be
+-- this one or the last). A clock that went back behind the stored window decides as at that window's start (its
+-- previous window then weighs in full): a window started afresh over the newer one's count would admit twice.
+local function counter_read(key, window, now)
   local v = kv_get(key)
+  local s, c, pr
   if v then
-    local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
+    s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
     s = s * window
-    if s == start then
-      return c + 0, pr + 0
-    elseif s == start - window then
-      return 0, c + 0
+    if now < s then
+      now = s
     end
   end
-  return 0, 0
+  local start = math.floor(now / window) * window
+  if s == start then
+    return now, start, c + 0, pr + 0
+  elseif s == start - window then
+    return now, start, 0, c + 0
+  end
+  return now, start, 0, 0
 end
 
 local function counter_store(key, window, now, start, current, previous)
@@ -24,9 +32,9 @@ end
 
 local function counter_evaluate(key, code, p, now, cost)
   local limit, window = p[1], p[2]
-  local start = math.floor(now / window) * window
+  local start, current, previous
+  now, start, current, previous = counter_read(key, window, now)
   local elapsed = now - start
-  local current, previous = counter_read(key, window, start)
   local weighted = previous * (window - elapsed) / window
   local allowed = weighted + current + cost <= limit
   local after = current
@@ -60,9 +68,8 @@ ALGORITHMS['sc'] = {
   end,
   record = function(key, code, p, now, cost, token)
     local window = p[2]
-    local start = math.floor(now / window) * window
-    local current, previous = counter_read(key, window, start)
-    counter_store(key, window, now, start, math.min(p[1], current + cost), previous)
+    local at, start, current, previous = counter_read(key, window, now)
+    counter_store(key, window, at, start, math.min(p[1], current + cost), previous)
   end,
   refund = function(key, code, p, now, cost, token, charged)
     -- Give back to the window that was charged, whether it is still the current one or now the previous one.

@@ -134,6 +134,7 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 
 	@Override
 	public Outcome<State> evaluate(State state, long now, long cost) {
+		now = notBefore(state, now);
 		long start = windowStart(now);
 		long end = windowEnd(start);
 		long count = (state != null && state.start == start) ? state.count : 0;
@@ -145,9 +146,18 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 
 	@Override
 	public State record(State state, long now, long cost) {
+		now = notBefore(state, now);
 		long start = windowStart(now);
 		long count = (state != null && state.start == start) ? state.count : 0;
 		return new State(start, Math.min(this.limit, count + cost), windowEnd(start));
+	}
+
+	/**
+	 * A clock that went back behind the stored window decides as at that window's start: an older window started
+	 * afresh over the newer one's count would admit its permits twice.
+	 */
+	private static long notBefore(State state, long now) {
+		return (state != null && now < state.start) ? state.start : now;
 	}
 
 	@Override

@@ -280,8 +280,15 @@ final class Gcra {
 		return Math.min(this.ceiling, micros * this.q + tat.ticks());
 	}
 
-	/** The state of an arrival time {@code ahead} ticks from now, with {@code stored} ticks of idleness. */
+	/**
+	 * The state of an arrival time {@code ahead} ticks from now, with {@code stored} ticks of idleness; none for a full
+	 * bucket (cold again, when it warms up), as {@code gcra.lua} deletes its key, so that a clock that went back reads
+	 * it full on every backend.
+	 */
 	private GcraState at(long now, long ahead, long stored) {
+		if (ahead <= 0 && (this.warmup == 0 || (stored / this.q) * this.q >= this.warmup)) {
+			return null;
+		}
 		return new GcraState(now + ahead / this.q, ahead % this.q, stored / this.q);
 	}
 

@@ -77,6 +77,7 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 
 	@Override
 	public Outcome<State> evaluate(State state, long now, long cost) {
+		now = notBefore(state, now);
 		long start = Math.floorDiv(now, this.windowMicros) * this.windowMicros;
 		long elapsed = now - start;
 		State counts = counts(state, start);
@@ -110,6 +111,7 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 
 	@Override
 	public State record(State state, long now, long cost) {
+		now = notBefore(state, now);
 		long start = Math.floorDiv(now, this.windowMicros) * this.windowMicros;
 		State counts = counts(state, start);
 		return new State(start, Math.min(this.limit, counts.current + cost), counts.previous);
@@ -125,6 +127,14 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 			return new State(state.start, state.current, Math.max(0, state.previous - cost));
 		}
 		return state;
+	}
+
+	/**
+	 * A clock that went back behind the stored window decides as at that window's start (its previous window then
+	 * weighs in full): a window started afresh over the newer one's count would admit its permits twice.
+	 */
+	private static long notBefore(State state, long now) {
+		return (state != null && now < state.start) ? state.start : now;
 	}
 
 	/** The counts as seen from the window starting at {@code start}: a stored window may be this one or the last. */

@@ -29,6 +29,7 @@ import io.github.limiter.testsupport.ManualClock;
 import com.google.common.util.concurrent.GuavaWarmingLimiter;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The contract every backend fulfils: given a rule and calls at known times, these are admitted, these rejected, and
@@ -799,6 +800,59 @@ public abstract class BackendContractTests {
 		org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
 			.isThrownBy(() -> this.limiter.acquire(limit, megabyte))
 			.withMessage("key of limit 'oversized' is 1048576 characters long, above the maximum of 4096");
+	}
+
+	// What the differential review of local against Redis found (2026-11-24)
+
+	@Test
+	void aFixedWindowWhoseClockWentBackCountsIntoTheNewerWindow() {
+		Limit limit = FixedWindow.of("fw-back", 1, Duration.ofSeconds(1));
+		at(Duration.ZERO);
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+		this.clock.set(T0.minusNanos(1000));
+		assertThat(this.limiter.acquire(limit, "k").allowed())
+			.as("1 us back, in the window before: decided in the newer window, not a fresh one over it").isFalse();
+		this.clock.set(T0.plusNanos(1000));
+		assertThat(this.limiter.acquire(limit, "k").allowed()).as("one permit per window, the clock notwithstanding")
+			.isFalse();
+	}
+
+	@Test
+	void aSlidingCounterWhoseClockWentBackCountsIntoTheNewerWindow() {
+		Limit limit = SlidingWindowCounter.of("sc-back", 1, Duration.ofSeconds(1));
+		at(Duration.ZERO);
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+		this.clock.set(T0.minusNanos(1000));
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isFalse();
+		this.clock.set(T0.plusNanos(1000));
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isFalse();
+	}
+
+	@Test
+	void aBucketRefundedToFullReadsFullEvenWhenTheClockGoesBack() {
+		Limit limit = TokenBucket.of("refunded-full", 1, Duration.ofSeconds(1));
+		at(Duration.ZERO);
+		Decision taken = this.limiter.acquire(limit, "k");
+		this.limiter.refund(List.of(LimitRequest.of(limit, "k")), taken);
+		this.clock.set(T0.minusNanos(1000));
+		assertThat(this.limiter.check(limit, "k").allowed()).as("full: no state, on every backend").isTrue();
+	}
+
+	@Test
+	void aDecisionNamingOneLimitAndKeyTwiceIsRefusedItWouldJudgeBothAgainstOneState() {
+		Limit limit = FixedWindow.of("fw-twice", 3, Duration.ofSeconds(1));
+		assertThatThrownBy(() -> this.limiter.acquire(new LimitRequest(limit, "k", 3), new LimitRequest(limit, "k", 2)))
+			.isInstanceOf(IllegalArgumentException.class)
+			.hasMessageContaining("limit 'fw-twice' on key 'k' twice");
+		assertThat(this.limiter.acquire(limit, "k", 3).allowed()).as("nothing was taken").isTrue();
+	}
+
+	@Test
+	void aTokenBucketAndALeakyBucketOfOneNameShareOneState() {
+		Limit bucket = TokenBucket.of("shared-gcra", 1, Duration.ofSeconds(1));
+		Limit leaky = LeakyBucket.nodelay("shared-gcra", 1, Duration.ofSeconds(1), 0);
+		assertThat(this.limiter.acquire(bucket, "k").allowed()).isTrue();
+		assertThat(this.limiter.acquire(leaky, "k").allowed()).as("one key, as on Redis").isFalse();
 	}
 
 	protected static void assertDecision(Decision decision, boolean allowed, long remaining, Duration retryAfter,

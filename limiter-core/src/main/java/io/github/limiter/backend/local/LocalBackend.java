@@ -422,22 +422,26 @@ public final class LocalBackend implements RateLimiterBackend {
 		return CompletableFuture.completedFuture(null);
 	}
 
-	private record StoreKey(String name, Algorithm algorithm, String key, Limit limit) implements Comparable<StoreKey> {
+	/**
+	 * A key's place: the limit's name, its storage (a token and a leaky bucket share theirs, as their Redis keys do)
+	 * and the key.
+	 */
+	private record StoreKey(String name, String storage, String key, Limit limit) implements Comparable<StoreKey> {
 
 		static StoreKey of(LimitRequest request) {
 			Limit limit = request.limit();
-			return new StoreKey(limit.name(), limit.algorithm(), request.key(), limit);
+			return new StoreKey(limit.name(), limit.algorithm().code(), request.key(), limit);
 		}
 
 		@Override
 		public boolean equals(Object other) {
-			return other instanceof StoreKey that && this.name.equals(that.name) && this.algorithm == that.algorithm
+			return other instanceof StoreKey that && this.name.equals(that.name) && this.storage.equals(that.storage)
 					&& this.key.equals(that.key);
 		}
 
 		@Override
 		public int hashCode() {
-			return (this.name.hashCode() * 31 + this.algorithm.hashCode()) * 31 + this.key.hashCode();
+			return (this.name.hashCode() * 31 + this.storage.hashCode()) * 31 + this.key.hashCode();
 		}
 
 		@Override
@@ -446,8 +450,8 @@ public final class LocalBackend implements RateLimiterBackend {
 			if (byName != 0) {
 				return byName;
 			}
-			int byAlgorithm = this.algorithm.compareTo(other.algorithm);
-			return (byAlgorithm != 0) ? byAlgorithm : this.key.compareTo(other.key);
+			int byStorage = this.storage.compareTo(other.storage);
+			return (byStorage != 0) ? byStorage : this.key.compareTo(other.key);
 		}
 
 	}
