@@ -6,11 +6,16 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.limiter.Decision;
@@ -28,7 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code CLUSTER FAILOVER} of the master that owns a hot key, under load: the promoted replica has no script cache,
- * and still no error reaches a caller.
+ * and still no error reaches a caller. A master killed outright: once its replica is promoted, its slots are decided
+ * by Redis again well before the client's command timeout.
  */
 class ClusterFailoverTests {
 
@@ -97,10 +103,195 @@ class ClusterFailoverTests {
 				+ " decided by the failure policy, 0 errors");
 	}
 
+	@Test
+	void aKilledMasterLocksNoDecisionsOutOnceItsReplicaIsPromoted() throws Exception {
+		List<Integer> ports = TestRedis.newCluster();
+		// The other masters go on answering while a master is down (not CLUSTERDOWN): the guard's probes get answers,
+		// its circuit stays closed, and decisions on the dead master's slots keep going to their lane.
+		for (int port : ports) {
+			assertThat(RedisProcess.command(port, "CONFIG", "SET", "cluster-require-full-coverage", "no")).startsWith("+OK");
+		}
+		// Lettuce routes to the promoted replica only once it refreshes its topology: periodically, and on the
+		// triggers a dead master sets off (reconnect attempts, redirections). The command timeout stays Lettuce's
+		// default (60 s): a script call sent to the dead master pends that long.
+		ClusterClientOptions options = ClusterClientOptions.builder()
+			.topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+				.enablePeriodicRefresh(Duration.ofSeconds(1))
+				.enableAllAdaptiveRefreshTriggers()
+				.adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+				.build())
+			.build();
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisClusterConfiguration(ports.stream().map(port -> "127.0.0.1:" + port).toList()),
+				LettuceClientConfiguration.builder().clientOptions(options).build());
+		factory.afterPropertiesSet();
+		factory.start();
+		Limit limit = TokenBucket.of("killed", 1_000_000, Duration.ofHours(1));
+		RedisScriptBackend backend = SpringDataRedisScriptExecutor.backend(factory, Runnable::run).build();
+		GuardedBackend guarded = GuardedBackend.builder(backend)
+			.deadline(Duration.ofMillis(200))
+			.failurePolicy(requests -> FailurePolicy.OPEN)
+			.build();
+		// The key lives on another master than the guard's probes (the instance registry): those go on being
+		// answered, the circuit stays closed, and every decision goes to the lane of the killed master's slot.
+		int probeMaster = masterOf(ports, KeyLayout.slot(backend.layout().prefix() + "instances"));
+		String key = null;
+		int slot = -1;
+		int master = -1;
+		for (int i = 0; master == -1 || master == probeMaster; i++) {
+			key = "hot" + i;
+			slot = KeyLayout.slot(backend.layout().key(LimitRequest.of(limit, key)));
+			master = masterOf(ports, slot);
+		}
+		List<LimitRequest> hot = List.of(LimitRequest.of(limit, key));
+		backend.decide(hot, Operation.CHECK);
+		int keySlot = slot;
+		// The cluster reports OK before every replica has attached to its master.
+		assertThat(awaitUntil(Duration.ofSeconds(20), () -> hasReplica(ports, keySlot)))
+			.as("a replica of the master of slot " + slot).isTrue();
+		int replica = replicaOf(ports, slot);
+
+		AtomicBoolean running = new AtomicBoolean(true);
+		AtomicInteger errors = new AtomicInteger();
+		AtomicInteger decided = new AtomicInteger();
+		AtomicInteger byBackend = new AtomicInteger();
+		ExecutorService pool = Executors.newFixedThreadPool(4);
+		List<Future<?>> load = new ArrayList<>();
+		for (int t = 0; t < 4; t++) {
+			load.add(pool.submit(() -> {
+				while (running.get()) {
+					try {
+						Decision decision = guarded.decide(hot, Operation.ACQUIRE);
+						decided.incrementAndGet();
+						if (decision.origin().byBackend()) {
+							byBackend.incrementAndGet();
+						}
+					}
+					catch (RuntimeException ex) {
+						errors.incrementAndGet();
+					}
+				}
+			}));
+		}
+		try {
+			awaitUntil(Duration.ofSeconds(10), () -> byBackend.get() >= 20);
+			assertThat(byBackend.get()).as("decisions by Redis before the kill").isGreaterThanOrEqualTo(20);
+
+			long pid = Long.parseLong(field(RedisProcess.command(master, "INFO", "server"), "process_id"));
+			ProcessHandle process = ProcessHandle.of(pid).orElseThrow();
+			// Paused, the master reads its clients' script calls but answers none, so that the kill closes their
+			// connections with a plain FIN: Lettuce keeps those calls pending, to retry on a reconnect that never comes.
+			// (Data left unread would make it a reset instead, which fails the calls at once and hides the defect.)
+			assertThat(RedisProcess.command(master, "CLIENT", "PAUSE", "30000", "ALL")).startsWith("+OK");
+			Thread.sleep(500);
+			long killed = System.nanoTime();
+			assertThat(process.destroyForcibly()).as("kill -9 of the master on port " + master).isTrue();
+			process.onExit().get(10, TimeUnit.SECONDS);
+			int atKill = byBackend.get();
+
+			boolean promoted = awaitUntil(Duration.ofSeconds(30), () -> isMaster(replica));
+			assertThat(promoted).as("replica on port " + replica + " promoted within 30 s of the kill").isTrue();
+			long promotedAt = System.nanoTime();
+			int atPromotion = byBackend.get();
+
+			boolean resumed = awaitUntil(Duration.ofSeconds(20), () -> byBackend.get() >= atPromotion + 20);
+			long resumedAt = System.nanoTime();
+			assertThat(resumed).as("decisions by Redis resumed within 20 s of the promotion (" + (byBackend.get() - atPromotion)
+					+ " so far; Lettuce's command timeout is 60 s)").isTrue();
+			int atResumption = byBackend.get();
+			Thread.sleep(1000);
+			assertThat(byBackend.get()).as("decisions by Redis go on").isGreaterThan(atResumption);
+			System.out.println("kill -9 of a master under load: replica promoted " + millis(promotedAt - killed)
+					+ " ms after the kill, decisions by Redis resumed " + millis(resumedAt - promotedAt)
+					+ " ms after the promotion; " + (atPromotion - atKill) + " decisions by Redis between kill and promotion, "
+					+ decided.get() + " decisions in all, " + byBackend.get() + " by Redis, 0 errors");
+		}
+		finally {
+			running.set(false);
+			for (Future<?> future : load) {
+				future.get();
+			}
+			pool.shutdown();
+			guarded.close();
+			factory.destroy();
+		}
+		assertThat(errors.get()).as("errors reaching callers").isZero();
+	}
+
+	/** Polls every 50 ms until the condition holds or the time is up; whether it held. */
+	private static boolean awaitUntil(Duration timeout, BooleanSupplier condition)
+			throws InterruptedException {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (!condition.getAsBoolean()) {
+			if (System.nanoTime() >= deadline) {
+				return false;
+			}
+			Thread.sleep(50);
+		}
+		return true;
+	}
+
+	private static boolean isMaster(int port) {
+		try {
+			return RedisProcess.command(port, "INFO", "replication").contains("role:master");
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
+	}
+
+	/** A field of an INFO reply. */
+	private static String field(String info, String name) {
+		for (String line : info.split("\r?\n")) {
+			if (line.startsWith(name + ":")) {
+				return line.substring(name.length() + 1).trim();
+			}
+		}
+		throw new IllegalStateException("no " + name + " in " + info);
+	}
+
+	private static long millis(long nanos) {
+		return TimeUnit.NANOSECONDS.toMillis(nanos);
+	}
+
+	/** The port of the master that serves the slot, read from CLUSTER NODES. */
+	private static int masterOf(List<Integer> ports, int slot) {
+		String nodes = RedisProcess.command(ports.get(0), "CLUSTER", "NODES");
+		String masterId = masterIdOf(nodes, slot);
+		for (String line : nodes.split("\n")) {
+			String[] fields = line.trim().split(" ");
+			if (fields[0].equals(masterId)) {
+				return portOf(fields[1]);
+			}
+		}
+		throw new IllegalStateException("no master for slot " + slot + " in " + nodes);
+	}
+
+	private static boolean hasReplica(List<Integer> ports, int slot) {
+		try {
+			replicaOf(ports, slot);
+			return true;
+		}
+		catch (IllegalStateException ex) {
+			return false;
+		}
+	}
+
 	/** The port of a replica of the master that serves the slot, read from CLUSTER NODES. */
 	private static int replicaOf(List<Integer> ports, int slot) {
 		String nodes = RedisProcess.command(ports.get(0), "CLUSTER", "NODES");
-		String masterId = null;
+		String masterId = masterIdOf(nodes, slot);
+		for (String line : nodes.split("\n")) {
+			String[] fields = line.trim().split(" ");
+			if (fields.length > 3 && fields[2].contains("slave") && fields[3].equals(masterId)) {
+				return portOf(fields[1]);
+			}
+		}
+		throw new IllegalStateException("no replica for slot " + slot + " in " + nodes);
+	}
+
+	/** The ID of the master that serves the slot in a CLUSTER NODES reply. */
+	private static String masterIdOf(String nodes, int slot) {
 		for (String line : nodes.split("\n")) {
 			String[] fields = line.trim().split(" ");
 			if (fields.length < 9 || !fields[2].contains("master")) {
@@ -111,17 +302,16 @@ class ClusterFailoverTests {
 				int from = Integer.parseInt(range[0]);
 				int to = (range.length > 1) ? Integer.parseInt(range[1]) : from;
 				if (slot >= from && slot <= to) {
-					masterId = fields[0];
+					return fields[0];
 				}
 			}
 		}
-		for (String line : nodes.split("\n")) {
-			String[] fields = line.trim().split(" ");
-			if (fields.length > 3 && fields[2].contains("slave") && fields[3].equals(masterId)) {
-				return Integer.parseInt(fields[1].substring(fields[1].indexOf(':') + 1, fields[1].indexOf('@')));
-			}
-		}
-		throw new IllegalStateException("no replica for slot " + slot + " in " + nodes);
+		throw new IllegalStateException("no master for slot " + slot + " in " + nodes);
+	}
+
+	/** The port in a CLUSTER NODES address, {@code ip:port@cport}. */
+	private static int portOf(String address) {
+		return Integer.parseInt(address.substring(address.indexOf(':') + 1, address.indexOf('@')));
 	}
 
 }
