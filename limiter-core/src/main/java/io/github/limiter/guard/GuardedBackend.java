@@ -36,6 +36,7 @@ import io.github.limiter.backend.local.LocalBackend;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.InstanceRegistry;
+import io.github.limiter.spi.OccasionalWarning;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -136,7 +137,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private final AtomicLong lastSuspicionLog = new AtomicLong(System.nanoTime() - SUSPICION_LOG_NANOS);
 
-	private final AtomicLong lastGiveBackLog = new AtomicLong(System.nanoTime() - SUSPICION_LOG_NANOS);
+	private final OccasionalWarning lostRefunds = new OccasionalWarning(GuardedBackend.class);
 
 	private final AtomicLong degradedWhenOpened = new AtomicLong();
 
@@ -288,7 +289,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			reason = "no answer within " + TimeUnit.NANOSECONDS.toMillis(deadlineNanos) + " ms";
 		}
 		else if (cause instanceof BackendException) {
-			reason = describe(cause);
+			reason = OccasionalWarning.reason(cause);
 		}
 		else if (cause instanceof RuntimeException bug) {
 			throw bug;
@@ -439,7 +440,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private void probeFailed(Throwable cause, String trigger) {
 		String reason = (cause instanceof TimeoutException) ? "no answer within " + probeTimeout().toMillis() + " ms"
-				: describe(cause);
+				: OccasionalWarning.reason(cause);
 		this.lastFailure.set(new Failure(Instant.now(), "probe: " + reason));
 		this.lastProbe.set(new Probe(Instant.now(), null, reason));
 		if (this.breaker.probeFailed()) {
@@ -553,16 +554,6 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		return cause;
 	}
 
-	private static String describe(Throwable failure) {
-		Throwable root = failure;
-		while (root.getCause() != null && root.getCause() != root) {
-			root = root.getCause();
-		}
-		String message = failure.getMessage();
-		return (root == failure || message == null) ? failure.getClass().getSimpleName() + ": " + message
-				: message + " (" + root.getClass().getSimpleName() + ")";
-	}
-
 	private static long millis(long nanos) {
 		return TimeUnit.NANOSECONDS.toMillis(nanos);
 	}
@@ -579,13 +570,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private void giveBack(List<LimitRequest> requests, Decision late) {
 		this.delegate.refundAsync(requests, late).whenComplete((done, failure) -> {
 			if (failure != null) {
-				long now = System.nanoTime();
-				long last = this.lastGiveBackLog.get();
-				if (now - last >= SUSPICION_LOG_NANOS && this.lastGiveBackLog.compareAndSet(last, now)) {
-					logger.log(Level.WARNING, "Rate limiter: could not give back the permits of a late decision on "
-							+ late.limitName() + " (" + describe(unwrap(failure))
-							+ "); they count until their window passes.");
-				}
+				this.lostRefunds.warn(() -> "Rate limiter: could not give back the permits of a late decision on "
+						+ late.limitName() + " (" + OccasionalWarning.reason(failure)
+						+ "); they count until their window passes.");
 			}
 		});
 	}

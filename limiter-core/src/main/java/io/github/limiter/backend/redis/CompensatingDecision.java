@@ -9,6 +9,7 @@ import java.util.concurrent.CompletionStage;
 import io.github.limiter.Decision;
 import io.github.limiter.Operation;
 import io.github.limiter.spi.BackendException;
+import io.github.limiter.spi.OccasionalWarning;
 
 /**
  * One all-or-nothing decision over units that cannot run in one atomic call (keys in different Redis Cluster slots,

@@ -23,6 +23,7 @@ import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.InstanceRegistry;
+import io.github.limiter.spi.OccasionalWarning;
 import io.github.limiter.spi.OverrideStore;
 import io.github.limiter.spi.RateLimiterBackend;
 
