@@ -99,9 +99,22 @@ public abstract class AbstractLimit<S> implements Limit {
 	 * @param nowMicros the current time
 	 * @param cost the permits the call took
 	 * @param chargedAtMicros the time of the decision that admitted it
+	 * @param token what {@link #token} named the call's permits when it was admitted ({@code null} for algorithms that
+	 * count permits rather than keep them one by one)
 	 * @return the new state (the same when there is nothing to give back)
 	 */
-	public abstract S refund(S state, long nowMicros, long cost, long chargedAtMicros);
+	public abstract S refund(S state, long nowMicros, long cost, long chargedAtMicros, String token);
+
+	/**
+	 * Names the permits an admitted call has just added to the state, so that its refund takes back those and no
+	 * other call's: a sliding log keeps each permit; the other algorithms count them, and need no name.
+	 * @param admitted the state after the call
+	 * @param cost the permits the call took
+	 * @return the token, or {@code null}
+	 */
+	public String token(S admitted, long cost) {
+		return null;
+	}
 
 	/**
 	 * Instant after which the state is equivalent to no state at all and can be dropped.

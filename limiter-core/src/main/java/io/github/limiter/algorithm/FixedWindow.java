@@ -161,7 +161,7 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 	}
 
 	@Override
-	public State refund(State state, long now, long cost, long chargedAt) {
+	public State refund(State state, long now, long cost, long chargedAt, String token) {
 		if (state == null || state.start != windowStart(chargedAt)) {
 			// The window charged has ended: the permits left with it.
 			return state;

@@ -196,7 +196,7 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	}
 
 	@Override
-	public GcraState refund(GcraState tat, long now, long cost, long chargedAt) {
+	public GcraState refund(GcraState tat, long now, long cost, long chargedAt, String token) {
 		return this.gcra.refund(tat, now, cost, chargedAt);
 	}
 

@@ -118,7 +118,7 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 	}
 
 	@Override
-	public State refund(State state, long now, long cost, long chargedAt) {
+	public State refund(State state, long now, long cost, long chargedAt, String token) {
 		long charged = Math.floorDiv(chargedAt, this.windowMicros) * this.windowMicros;
 		if (state != null && state.start == charged) {
 			return new State(state.start, Math.max(0, state.current - cost), state.previous);

@@ -11,8 +11,9 @@ import java.util.Arrays;
  * cost fit in the limit. The window is {@code (now - window, now]}. Memory per key is bounded by the limit (one entry
  * per permit, about 50 bytes each in a Redis sorted set), so prefer {@link SlidingWindowCounter} for large limits.
  *
- * <p>In Redis every admitted permit is a sorted-set member unique to the call (the decision's {@code token}), even
- * when two calls arrive in the same microsecond. Script: {@code sliding_window_log.lua}.
+ * <p>Every admitted permit is unique to the call (the decision's {@code token}), even when two calls arrive in the same
+ * microsecond, so that a refund takes back the call's own permits and no other's: in Redis a sorted-set member, here
+ * a serial number kept next to each time. Script: {@code sliding_window_log.lua}.
  */
 public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State> {
 
@@ -79,7 +80,8 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 
 	@Override
 	public Outcome<State> evaluate(State state, long now, long cost) {
-		long[] times = live(state, now);
+		State log = live(state, now);
+		long[] times = log.times;
 		int count = times.length;
 		boolean allowed = count + cost <= this.limit;
 		long retryAfter = 0;
@@ -92,45 +94,66 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 			long oldestToLeave = times[(int) (count + cost - this.limit) - 1];
 			retryAfter = oldestToLeave + this.windowMicros - now;
 		}
-		long[] next = allowed ? add(times, now, cost) : times;
-		long after = next.length;
+		State next = allowed ? add(log, now, cost) : log;
+		long after = next.times.length;
 		// An admitted call is the newest permit; otherwise the newest stored permit decides when the log is empty.
 		long resetAfter = (after == 0) ? 0
 				: (allowed && cost > 0) ? this.windowMicros : times[times.length - 1] + this.windowMicros - now;
-		return new Outcome<>(allowed, this.limit - after, retryAfter, resetAfter, 0, allowed ? new State(next) : state);
+		return new Outcome<>(allowed, this.limit - after, retryAfter, resetAfter, 0, allowed ? next : state);
 	}
 
 	@Override
 	public State record(State state, long now, long cost) {
-		long[] next = add(live(state, now), now, cost);
-		if (next.length > this.limit) {
-			next = Arrays.copyOfRange(next, next.length - (int) this.limit, next.length);
+		State next = add(live(state, now), now, cost);
+		int length = next.times.length;
+		if (length > this.limit) {
+			int from = length - (int) this.limit;
+			next = new State(Arrays.copyOfRange(next.times, from, length), Arrays.copyOfRange(next.serials, from, length),
+					next.nextSerial);
 		}
-		return new State(next);
+		return next;
 	}
 
-	/** Removes up to {@code cost} entries of the instant charged, the newest first: those are the call's. */
+	/** Removes the call's own entries, those its token names, wherever they are; none when they have gone. */
 	@Override
-	public State refund(State state, long now, long cost, long chargedAt) {
-		if (state == null) {
-			return null;
-		}
-		long[] times = state.times;
-		int last = times.length - 1;
-		while (last >= 0 && times[last] > chargedAt) {
-			last--;
-		}
-		int first = last;
-		while (first >= 0 && times[first] == chargedAt && last - first < cost) {
-			first--;
-		}
-		if (first == last) {
+	public State refund(State state, long now, long cost, long chargedAt, String token) {
+		long first = serial(token);
+		if (state == null || first < 0) {
 			return state;
 		}
-		long[] next = new long[times.length - (last - first)];
-		System.arraycopy(times, 0, next, 0, first + 1);
-		System.arraycopy(times, last + 1, next, first + 1, times.length - last - 1);
-		return new State(next);
+		long end = first + cost;
+		int kept = 0;
+		long[] times = new long[state.times.length];
+		long[] serials = new long[state.times.length];
+		for (int i = 0; i < state.times.length; i++) {
+			if (state.serials[i] < first || state.serials[i] >= end) {
+				times[kept] = state.times[i];
+				serials[kept++] = state.serials[i];
+			}
+		}
+		if (kept == state.times.length) {
+			return state;
+		}
+		return new State(Arrays.copyOf(times, kept), Arrays.copyOf(serials, kept), state.nextSerial);
+	}
+
+	/** The serial of the first permit of the admitted call: its entries are that one and the {@code cost - 1} after. */
+	@Override
+	public String token(State admitted, long cost) {
+		return Long.toString(admitted.nextSerial - cost);
+	}
+
+	private static long serial(String token) {
+		if (token == null) {
+			return -1;
+		}
+		try {
+			return Long.parseLong(token);
+		}
+		catch (NumberFormatException ex) {
+			// Another backend's token: none of these entries.
+			return -1;
+		}
 	}
 
 	@Override
@@ -147,9 +170,9 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 		return this.parameters;
 	}
 
-	private long[] live(State state, long now) {
+	private State live(State state, long now) {
 		if (state == null) {
-			return new long[0];
+			return EMPTY;
 		}
 		long[] times = state.times;
 		long horizon = now - this.windowMicros;
@@ -157,20 +180,38 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 		while (first < times.length && times[first] <= horizon) {
 			first++;
 		}
-		return (first == 0) ? times : Arrays.copyOfRange(times, first, times.length);
+		return (first == 0) ? state : new State(Arrays.copyOfRange(times, first, times.length),
+				Arrays.copyOfRange(state.serials, first, times.length), state.nextSerial);
 	}
 
-	private static long[] add(long[] times, long now, long cost) {
-		long[] next = Arrays.copyOf(times, times.length + (int) cost);
+	/** The log with {@code cost} entries at {@code now}, numbered with consecutive serials. */
+	private static State add(State log, long now, long cost) {
+		long[] times = log.times;
+		int n = (int) cost;
+		long[] next = Arrays.copyOf(times, times.length + n);
+		long[] serials = Arrays.copyOf(log.serials, times.length + n);
 		int at = times.length;
 		// Keep the log sorted even if the clock stepped back.
 		while (at > 0 && next[at - 1] > now) {
 			at--;
 		}
-		System.arraycopy(times, at, next, at + (int) cost, times.length - at);
-		Arrays.fill(next, at, at + (int) cost, now);
-		return next;
+		System.arraycopy(times, at, next, at + n, times.length - at);
+		System.arraycopy(log.serials, at, serials, at + n, times.length - at);
+		Arrays.fill(next, at, at + n, now);
+		long first = SERIALS.getAndAdd(n);
+		for (int i = 0; i < n; i++) {
+			serials[at + i] = first + i;
+		}
+		return new State(next, serials, first + n);
 	}
+
+	private static final State EMPTY = new State(new long[0], new long[0], 0);
+
+	/**
+	 * Serial numbers for permits, unique in this JVM: a key reset, or evicted, and used again never gives a permit the
+	 * number of one an earlier call still holds a token for.
+	 */
+	private static final java.util.concurrent.atomic.AtomicLong SERIALS = new java.util.concurrent.atomic.AtomicLong();
 
 	@Override
 	List<Object> definition() {
@@ -183,11 +224,13 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 	}
 
 	/**
-	 * Times of the permits in the log, oldest first.
+	 * The permits in the log, oldest first: each one's time, and its serial number, unique in the key's log.
 	 *
 	 * @param times microseconds since the epoch, sorted
+	 * @param serials the serial of each permit, unique in this JVM: a call's permits have consecutive serials
+	 * @param nextSerial one past the serial of the last permit added
 	 */
-	public record State(long[] times) {
+	public record State(long[] times, long[] serials, long nextSerial) {
 
 	}
 

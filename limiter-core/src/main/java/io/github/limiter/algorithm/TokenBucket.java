@@ -159,7 +159,7 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	}
 
 	@Override
-	public GcraState refund(GcraState tat, long now, long cost, long chargedAt) {
+	public GcraState refund(GcraState tat, long now, long cost, long chargedAt, String token) {
 		return this.gcra.refund(tat, now, cost, chargedAt);
 	}
 

@@ -839,6 +839,27 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aSlidingLogRefundTakesBackTheCallsOwnPermitsAndNoOtherCalls() {
+		Limit limit = SlidingWindowLog.of("log-own", 2, Duration.ofSeconds(1));
+		List<LimitRequest> requests = List.of(LimitRequest.of(limit, "k"));
+		at(Duration.ZERO);
+		Decision first = this.limiter.acquire(limit, "k");
+		this.limiter.reset(limit, "k");
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+		assertThat(this.limiter.acquire(limit, "k").allowed()).isTrue();
+		this.limiter.refund(requests, first);
+		assertThat(this.limiter.acquire(limit, "k").allowed())
+			.as("the first call's permit went with the reset: its refund takes nobody else's").isFalse();
+
+		Limit one = SlidingWindowLog.of("log-once", 1, Duration.ofSeconds(1));
+		Decision taken = this.limiter.acquire(one, "k");
+		this.limiter.refund(List.of(LimitRequest.of(one, "k")), taken);
+		assertThat(this.limiter.acquire(one, "k").allowed()).isTrue();
+		this.limiter.refund(List.of(LimitRequest.of(one, "k")), taken);
+		assertThat(this.limiter.acquire(one, "k").allowed()).as("a second refund of one call gives nothing").isFalse();
+	}
+
+	@Test
 	void aDecisionNamingOneLimitAndKeyTwiceIsRefusedItWouldJudgeBothAgainstOneState() {
 		Limit limit = FixedWindow.of("fw-twice", 3, Duration.ofSeconds(1));
 		assertThatThrownBy(() -> this.limiter.acquire(new LimitRequest(limit, "k", 3), new LimitRequest(limit, "k", 2)))

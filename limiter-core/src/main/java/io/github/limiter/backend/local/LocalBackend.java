@@ -24,9 +24,7 @@ import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.TimeSource;
 import io.github.limiter.algorithm.AbstractLimit;
-import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.algorithm.Outcome;
-import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -168,7 +166,7 @@ public final class LocalBackend implements RateLimiterBackend {
 				lost = backOff(lost);
 				continue;
 			}
-			return answer.of(limit, outcome, now, taken);
+			return answer.of(limit, outcome, now, taken, request.cost());
 		}
 	}
 
@@ -181,20 +179,20 @@ public final class LocalBackend implements RateLimiterBackend {
 		 * @param outcome its outcome
 		 * @param now the time of the decision
 		 * @param taken whether the outcome's permits were taken (its state published)
+		 * @param cost the permits the call asked for
 		 * @return the answer
 		 */
-		R of(AbstractLimit<Object> limit, Outcome<Object> outcome, long now, boolean taken);
+		R of(AbstractLimit<Object> limit, Outcome<Object> outcome, long now, boolean taken, long cost);
 
 	}
 
-	/** The whole decision; an admitted sliding-log call gets its own token, as on Redis. */
-	private static final Answer<Decision> DECISION = (limit, outcome, now, taken) -> decision(limit, outcome,
-			outcome.allowed(), now,
-			(taken && limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null);
+	/** The whole decision; an admitted sliding-log call gets the token of its own entries, as on Redis. */
+	private static final Answer<Decision> DECISION = (limit, outcome, now, taken, cost) -> decision(limit, outcome,
+			outcome.allowed(), now, taken ? limit.token(outcome.next(), cost) : null);
 
 	/** Only whether the call is admitted: nothing is built. */
 
-	private static final Answer<Boolean> ALLOWED = (limit, outcome, now, taken) -> outcome.allowed();
+	private static final Answer<Boolean> ALLOWED = (limit, outcome, now, taken, cost) -> outcome.allowed();
 
 	/**
 	 * Backs off after a compare-and-set lost to another thread deciding on the same key: 1, 2, 4... up to 64 spin-wait
@@ -299,7 +297,7 @@ public final class LocalBackend implements RateLimiterBackend {
 			if (operation.acquires()) {
 				if (all) {
 					entries[i].current = outcome.next();
-					token = (request.limit().algorithm() == Algorithm.SLIDING_WINDOW_LOG) ? InstanceIdentity.nextToken() : null;
+					token = algorithm(request.limit()).token(outcome.next(), request.cost());
 				}
 				else if (outcome.allowed()) {
 					// All or nothing: this limit had room but consumes nothing; report it untouched.
@@ -378,12 +376,12 @@ public final class LocalBackend implements RateLimiterBackend {
 	public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
 		List<Decision> parts = RateLimiterBackend.parts(requests, acquired);
 		for (int i = 0; i < parts.size(); i++) {
-			refund(requests.get(i), parts.get(i).timeMicros());
+			refund(requests.get(i), parts.get(i).timeMicros(), parts.get(i).token());
 		}
 		return CompletableFuture.completedFuture(null);
 	}
 
-	private void refund(LimitRequest request, long chargedAt) {
+	private void refund(LimitRequest request, long chargedAt, String token) {
 		AbstractLimit<Object> limit = algorithm(request.limit());
 		Entry entry = this.entries.getIfPresent(StoreKey.of(request));
 		int spins = 0;
@@ -398,7 +396,7 @@ public final class LocalBackend implements RateLimiterBackend {
 				spins = spin(spins);
 				continue;
 			}
-			Object next = limit.refund(state, this.clock.nowMicros(), request.cost(), chargedAt);
+			Object next = limit.refund(state, this.clock.nowMicros(), request.cost(), chargedAt, token);
 			if (next == state || STATE.compareAndSet(entry, state, next)) {
 				return;
 			}
