@@ -140,6 +140,7 @@ public final class RateLimiter {
 	 * Takes one permit from every limit if all have room, otherwise none.
 	 * @param requests the limits and keys
 	 * @return the combined decision
+	 * @throws IllegalArgumentException when two requests name the same limit and key (ask once, with the costs added)
 	 */
 	public Decision acquire(LimitRequest... requests) {
 		return decide(List.of(requests), Operation.ACQUIRE);
@@ -286,6 +287,7 @@ public final class RateLimiter {
 	 * @param operation the operation
 	 * @return the decision
 	 * @throws io.github.limiter.spi.BackendException when the backend cannot decide
+	 * @throws IllegalArgumentException when two requests name the same limit and key (ask once, with the costs added)
 	 */
 	public Decision decide(List<LimitRequest> requests, Operation operation) {
 		LimitRequest.requireDistinct(requests);
