@@ -69,7 +69,10 @@ ALGORITHMS['sl'] = {
     log_add(key, p[2], now, cost, token)
   end,
   record = function(key, code, p, now, cost, token)
-    log_add(key, p[2], now, cost, token)
+    -- Saturating at the limit drops the lowest ranks: the oldest entries and, among entries of one time, the members
+    -- that sort first. Recorded members sort last ('~'), so that the entries dropped are admitted calls' own, which a
+    -- refund would otherwise free again: a refund must never leave more room than if its call had not come.
+    log_add(key, p[2], now, cost, '~' .. token)
     redis.call('ZREMRANGEBYRANK', key, 0, -(p[1] + 1))
   end,
   refund = function(key, code, p, now, cost, token, charged)

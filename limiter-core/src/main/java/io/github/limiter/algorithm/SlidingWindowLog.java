@@ -104,6 +104,8 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 
 	@Override
 	public State record(State state, long now, long cost) {
+		// Saturating at the limit keeps the newest entries: recorded ones go after the admitted calls' entries of the
+		// same time, so that those are dropped first and a refund cannot free them again (as in Lua).
 		State next = add(live(state, now), now, cost);
 		int length = next.times.length;
 		if (length > this.limit) {

@@ -851,6 +851,13 @@ public abstract class BackendContractTests {
 		assertThat(this.limiter.acquire(limit, "k").allowed())
 			.as("the first call's permit went with the reset: its refund takes nobody else's").isFalse();
 
+		Limit saturated = SlidingWindowLog.of("log-recorded", 1, Duration.ofSeconds(1));
+		Decision admitted = this.limiter.acquire(saturated, "k");
+		this.limiter.record(saturated, "k");
+		this.limiter.refund(List.of(LimitRequest.of(saturated, "k")), admitted);
+		assertThat(this.limiter.acquire(saturated, "k").allowed())
+			.as("the record that saturated the log stands; the refund freed nothing it counted").isFalse();
+
 		Limit one = SlidingWindowLog.of("log-once", 1, Duration.ofSeconds(1));
 		Decision taken = this.limiter.acquire(one, "k");
 		this.limiter.refund(List.of(LimitRequest.of(one, "k")), taken);

@@ -69,6 +69,30 @@ class RedisScriptBackendIntegrationTests {
 		return ScanIterator.scan(redis, ScanArgs.Builder.matches(prefix + "*").limit(1000)).stream().toList();
 	}
 
+	/**
+	 * A record that saturates a sliding log drops, among entries of one time, the members that sort first. When the
+	 * admitted call's token sorts after the record's (tokens count in base 36: "zzz" then "1000"), its member used to
+	 * survive the trim, and its refund then freed a permit the record had counted.
+	 */
+	@Test
+	void aRecordThatSaturatesALogLeavesNothingForAnEarlierCallsRefundToFree() {
+		// One instant for both calls, as when they come in the same microsecond.
+		RateLimiter limiter = RateLimiter.of(SpringDataRedisScriptExecutor.backend(connectionFactory, Runnable::run)
+			.keyPrefix(TestRedis.uniquePrefix())
+			.testClock(new io.github.limiter.testsupport.ManualClock(java.time.Instant.now()))
+			.build());
+		Limit log = SlidingWindowLog.of("saturated", 1, Duration.ofMinutes(1));
+		String token = io.github.limiter.spi.InstanceIdentity.nextToken();
+		while (!token.substring(token.lastIndexOf('.') + 1).matches("z+y")) {
+			token = io.github.limiter.spi.InstanceIdentity.nextToken();
+		}
+		Decision admitted = limiter.acquire(log, "k");
+		assertThat(admitted.token()).as("a token that sorts after the next one").matches(".*\\.z+");
+		limiter.record(log, "k");
+		limiter.refund(List.of(LimitRequest.of(log, "k")), admitted);
+		assertThat(limiter.acquire(log, "k").allowed()).as("the record stands").isFalse();
+	}
+
 	@Test
 	void everyKeyHasATtlAndNoneRemainsOnceTheLongestWindowHasPassed() throws Exception {
 		String prefix = TestRedis.uniquePrefix();
