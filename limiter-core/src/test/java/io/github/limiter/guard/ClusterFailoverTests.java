@@ -41,16 +41,10 @@ class ClusterFailoverTests {
 	@Test
 	void aFailoverUnderLoadCausesNoCallerVisibleErrors() throws Exception {
 		List<Integer> ports = TestRedis.newCluster();
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisClusterConfiguration(ports.stream().map(port -> "127.0.0.1:" + port).toList()));
-		factory.afterPropertiesSet();
-		factory.start();
+		LettuceConnectionFactory factory = connect(ports, LettuceClientConfiguration.defaultConfiguration());
 		Limit limit = TokenBucket.of("failover", 1_000_000, Duration.ofHours(1));
 		RedisScriptBackend backend = SpringDataRedisScriptExecutor.backend(factory, Runnable::run).build();
-		GuardedBackend guarded = GuardedBackend.builder(backend)
-			.deadline(Duration.ofMillis(200))
-			.failurePolicy(requests -> FailurePolicy.OPEN)
-			.build();
+		GuardedBackend guarded = guard(backend);
 		backend.decide(List.of(LimitRequest.of(limit, "hot")), Operation.CHECK);
 		int slot = KeyLayout.slot(backend.layout().key(LimitRequest.of(limit, "hot")));
 		int replica = replicaOf(ports, slot);
@@ -96,17 +90,10 @@ class ClusterFailoverTests {
 				.adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
 				.build())
 			.build();
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisClusterConfiguration(ports.stream().map(port -> "127.0.0.1:" + port).toList()),
-				LettuceClientConfiguration.builder().clientOptions(options).build());
-		factory.afterPropertiesSet();
-		factory.start();
+		LettuceConnectionFactory factory = connect(ports, LettuceClientConfiguration.builder().clientOptions(options).build());
 		Limit limit = TokenBucket.of("killed", 1_000_000, Duration.ofHours(1));
 		RedisScriptBackend backend = SpringDataRedisScriptExecutor.backend(factory, Runnable::run).build();
-		GuardedBackend guarded = GuardedBackend.builder(backend)
-			.deadline(Duration.ofMillis(200))
-			.failurePolicy(requests -> FailurePolicy.OPEN)
-			.build();
+		GuardedBackend guarded = guard(backend);
 		// The key lives on another master than the guard's probes (the instance registry): those go on being
 		// answered, the circuit stays closed, and every decision goes to the lane of the killed master's slot.
 		int probeMaster = masterOf(ports, KeyLayout.slot(backend.layout().prefix() + "instances"));
@@ -167,6 +154,23 @@ class ClusterFailoverTests {
 			factory.destroy();
 		}
 		assertThat(load.errors.get()).as("errors reaching callers").isZero();
+	}
+
+	/** A started connection factory on the cluster's nodes. */
+	private static LettuceConnectionFactory connect(List<Integer> ports, LettuceClientConfiguration client) {
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisClusterConfiguration(ports.stream().map(port -> "127.0.0.1:" + port).toList()), client);
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	/** The guard both tests decide through: a deadline of 200 ms, admitting what Redis cannot decide. */
+	private static GuardedBackend guard(RedisScriptBackend backend) {
+		return GuardedBackend.builder(backend)
+			.deadline(Duration.ofMillis(200))
+			.failurePolicy(requests -> FailurePolicy.OPEN)
+			.build();
 	}
 
 	/** Four threads deciding through the guard until closed, counting what they got. */
