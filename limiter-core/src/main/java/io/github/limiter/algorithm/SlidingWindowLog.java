@@ -94,7 +94,7 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 			long oldestToLeave = times[(int) (count + cost - this.limit) - 1];
 			retryAfter = oldestToLeave + this.windowMicros - now;
 		}
-		State next = allowed ? add(log, now, cost) : log;
+		State next = allowed ? add(log, now, cost, false) : log;
 		long after = next.times.length;
 		// An admitted call is the newest permit; otherwise the newest stored permit decides when the log is empty.
 		long resetAfter = (after == 0) ? 0
@@ -106,7 +106,7 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 	public State record(State state, long now, long cost) {
 		// Saturating at the limit keeps the newest entries: recorded ones go after the admitted calls' entries of the
 		// same time, so that those are dropped first and a refund cannot free them again (as in Lua).
-		State next = add(live(state, now), now, cost);
+		State next = add(live(state, now), now, cost, true);
 		int length = next.times.length;
 		if (length > this.limit) {
 			int from = length - (int) this.limit;
@@ -187,14 +187,14 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 	}
 
 	/** The log with {@code cost} entries at {@code now}, numbered with consecutive serials. */
-	private static State add(State log, long now, long cost) {
+	private static State add(State log, long now, long cost, boolean recorded) {
 		long[] times = log.times;
 		int n = (int) cost;
 		long[] next = Arrays.copyOf(times, times.length + n);
 		long[] serials = Arrays.copyOf(log.serials, times.length + n);
 		int at = times.length;
 		// Keep the log sorted even if the clock stepped back.
-		while (at > 0 && next[at - 1] > now) {
+		while (at > 0 && (next[at - 1] > now || (!recorded && next[at - 1] == now && log.serials[at - 1] < 0))) {
 			at--;
 		}
 		System.arraycopy(times, at, next, at + n, times.length - at);
@@ -202,7 +202,8 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 		Arrays.fill(next, at, at + n, now);
 		long first = SERIALS.getAndAdd(n);
 		for (int i = 0; i < n; i++) {
-			serials[at + i] = first + i;
+			// Recorded entries are nobody's to refund, and sort after admitted ones of their time, as '~' in Lua.
+			serials[at + i] = recorded ? -1 : first + i;
 		}
 		return new State(next, serials, first + n);
 	}

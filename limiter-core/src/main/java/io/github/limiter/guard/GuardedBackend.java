@@ -257,8 +257,20 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		CompletableFuture<T> answer = new CompletableFuture<>();
 		try {
 			this.callExecutor.execute(() -> {
+				if (answer.isDone()) {
+					// The caller gave up before a thread was free: nothing to send.
+					return;
+				}
 				try {
-					call.get().whenComplete((value, failure) -> {
+					CompletableFuture<T> sent = call.get().toCompletableFuture();
+					// A caller that gives up tells the backend, as it does without an executor: a call still waiting
+					// there is not sent, and an admission that comes back later is given back by the backend itself.
+					answer.whenComplete((value, failure) -> {
+						if (failure != null) {
+							sent.completeExceptionally(failure);
+						}
+					});
+					sent.whenComplete((value, failure) -> {
 						if (failure != null) {
 							answer.completeExceptionally(failure);
 						}

@@ -637,6 +637,22 @@ public abstract class BackendContractTests {
 		assertThat(this.limiter.acquire(limit, "k").remaining()).isEqualTo(1);
 	}
 
+	/**
+	 * A record, an admission and a record at one instant, on a log of 2: the second record saturates the log and
+	 * drops the admission's entry, not a record's (they sort last at one time on every backend), so the admission's
+	 * refund then frees nothing.
+	 */
+	@Test
+	void aRefundAfterRecordsSaturatedTheLogAtOneInstantFreesNothingTheRecordsCounted() {
+		Limit log = SlidingWindowLog.of("records-at-one-instant", 2, Duration.ofSeconds(1));
+		this.limiter.record(log, "k");
+		Decision admitted = this.limiter.acquire(log, "k");
+		assertThat(admitted.allowed()).isTrue();
+		this.limiter.record(log, "k");
+		this.limiter.refund(List.of(LimitRequest.of(log, "k")), admitted);
+		assertThat(this.limiter.acquire(log, "k").allowed()).as("the two records alone fill the log").isFalse();
+	}
+
 	@Test
 	void checkOfSeveralLimitsConsumesNothing() {
 		Limit a = TokenBucket.of("check-a", 1, Duration.ofMinutes(1));

@@ -193,20 +193,15 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		}
 		long sentAt = sent;
 		long sentGeneration = generation;
-		CompletableFuture<Decision> answered = decision.thenApply(answer -> {
-			if (!answer.allowed()) {
+		// The caller holds the very future the lane (or deliver) completes: a caller that gives up (the guard's
+		// deadline) completes it, so a call still waiting is never sent and an admission that comes after is given
+		// back there. Rejections are remembered on the side.
+		decision.whenComplete((answer, failure) -> {
+			if (failure == null && !answer.allowed()) {
 				this.denials.remember(key, request.limit(), request.cost(), answer, sentAt, sentGeneration);
 			}
-			return answer;
 		});
-		// A caller that gives up (the guard's deadline completes the future it holds) cancels the decision: one still
-		// waiting in its lane is then never sent.
-		answered.whenComplete((answer, failure) -> {
-			if (failure != null) {
-				decision.cancel(false);
-			}
-		});
-		return answered;
+		return decision;
 	}
 
 	/**

@@ -7,7 +7,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
@@ -163,7 +163,7 @@ final class SlotLanes {
 		CompletableFuture<List<Decision>> answered = reply;
 		Held held = new Held(lane, batch.size());
 		reply.whenComplete((decisions, failure) -> {
-			held.release();
+			held.replied();
 			answer(lane, batch, answered);
 		});
 		for (Call call : batch) {
@@ -171,31 +171,39 @@ final class SlotLanes {
 		}
 	}
 
-	/** A lane's slot, held by one batch in flight until its reply or until every one of its callers has given up. */
+	/**
+	 * A lane's slot, held by one batch in flight until its reply or until every one of its callers has given up,
+	 * whichever comes first: the slot is given back once.
+	 */
 	private final class Held {
 
 		private final Lane lane;
 
+		/** Callers still waiting; 0 once the slot is given back. */
 		private final AtomicInteger waiting;
-
-		private final AtomicBoolean released = new AtomicBoolean();
 
 		Held(Lane lane, int callers) {
 			this.lane = lane;
 			this.waiting = new AtomicInteger(callers);
 		}
 
-		void answeredOrGaveUp() {
-			if (this.waiting.decrementAndGet() == 0) {
-				release();
+		/** The reply came: the slot goes back (unless every caller had given up already) and what waits is sent. */
+		void replied() {
+			if (this.waiting.getAndSet(0) > 0) {
+				this.lane.inFlight.decrementAndGet();
+				pump(this.lane);
 			}
 		}
 
-		/** Gives the slot back, once, and sends what waits. */
-		void release() {
-			if (this.released.compareAndSet(false, true)) {
+		/**
+		 * A caller got its answer or gave up. When the last one gives up before the reply, the slot goes back, and
+		 * what waits is sent from another thread: this runs on whatever completed their futures, which for the
+		 * guard's deadline is the JDK's single timeout thread, the one that fires every deadline of the JVM.
+		 */
+		void answeredOrGaveUp() {
+			if (this.waiting.decrementAndGet() == 0) {
 				this.lane.inFlight.decrementAndGet();
-				pump(this.lane);
+				ForkJoinPool.commonPool().execute(() -> pump(this.lane));
 			}
 		}
 

@@ -125,11 +125,10 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 		if (commands != null && LettuceAsync.isOpen(commands)) {
 			return LettuceAsync.evalSha(commands, script, encodedKeys, encodedArgs);
 		}
-		CompletableFuture<Void> ready = this.connected.get();
-		if (ready != null && ready.isDone() && !ready.isCompletedExceptionally()) {
-			return executeConnected(script, encodedKeys, encodedArgs);
-		}
-		return connect().thenCompose(done -> executeConnected(script, encodedKeys, encodedArgs));
+		// Anything else may wait for a connection: the first one, one from a pool, or the shared one opened again after
+		// the factory reset it. Never on the calling thread, which may be a request's, Lettuce's event loop (the next
+		// batch goes out when a reply comes in) or the JDK's single timeout thread (when callers give up).
+		return connect().thenComposeAsync(done -> executeConnected(script, encodedKeys, encodedArgs), CONNECTOR);
 	}
 
 	/** Opens the first connection on a background thread, once at a time; a failed attempt is retried by the next call. */

@@ -211,6 +211,44 @@ class RedisScriptBackendIntegrationTests {
 		assertThat(admitted).isEqualTo(3);
 	}
 
+	/**
+	 * A factory that does not share its connection hands out one per call (from a pool, which may make the caller
+	 * wait). The executor never waits for it on the calling thread: that thread may be Lettuce's event loop, which
+	 * sends the next batch when a reply comes in, or the JDK's single timeout thread.
+	 */
+	@Test
+	void aConnectionThatMustBeWaitedForIsNeverWaitedForOnTheCallingThread() {
+		List<Thread> waited = new java.util.concurrent.CopyOnWriteArrayList<>();
+		LettuceConnectionFactory unshared = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", TestRedis.standalone().port())) {
+
+			@Override
+			public org.springframework.data.redis.connection.RedisConnection getConnection() {
+				waited.add(Thread.currentThread());
+				return super.getConnection();
+			}
+
+		};
+		unshared.setShareNativeConnection(false);
+		unshared.afterPropertiesSet();
+		unshared.start();
+		try {
+			RedisScriptBackend backend = SpringDataRedisScriptExecutor.backend(unshared, Runnable::run)
+				.keyPrefix(TestRedis.uniquePrefix())
+				.build();
+			Limit limit = FixedWindow.of("unshared", 2, Duration.ofMinutes(1));
+			for (int i = 0; i < 3; i++) {
+				CompletionStage<Decision> decision = backend.decideAsync(List.of(LimitRequest.of(limit, "k")),
+						Operation.ACQUIRE);
+				assertThat(decision.toCompletableFuture().join().allowed()).isEqualTo(i < 2);
+			}
+			assertThat(waited).as("connections were taken").isNotEmpty().doesNotContain(Thread.currentThread());
+		}
+		finally {
+			unshared.destroy();
+		}
+	}
+
 	@Test
 	void anUnreachableRedisFailsWithABackendException() {
 		LettuceConnectionFactory nowhere = new LettuceConnectionFactory(
