@@ -141,6 +141,17 @@ public abstract class AbstractLimit<S> implements Limit {
 	 */
 	public abstract AbstractLimit<S> dividedBy(int instances);
 
+	/**
+	 * Whether shares of this limit among {@code instances} admit together at most what the limit admits: a count per
+	 * window needs at least one permit per instance (three instances cannot share one message a day). A bucket
+	 * overrides this: its rate divides exactly at any count, and each share keeps a burst of at least one permit.
+	 * @param instances the number of instances, at least 1
+	 * @return whether {@link #dividedBy} gives a share that holds the limit
+	 */
+	public boolean divisibleAmong(int instances) {
+		return capacity() >= checkInstances(instances);
+	}
+
 	static long share(long value, int instances) {
 		return Math.max(1, value / checkInstances(instances));
 	}

@@ -134,6 +134,13 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 		return (this.maxDelayMicros < 0) ? null : Duration.ofNanos(this.maxDelayMicros * 1000);
 	}
 
+	/** Always: the rate divides exactly, and a burst shared below one permit per instance keeps one. */
+	@Override
+	public boolean divisibleAmong(int instances) {
+		checkInstances(instances);
+		return true;
+	}
+
 	@Override
 	public LeakyBucket dividedBy(int instances) {
 		long burst = this.burst / checkInstances(instances);

@@ -97,6 +97,13 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 		return new TokenBucket(name(), this.capacity, this.refillTokens, this.refillPeriod, warmup, scope());
 	}
 
+	/** Always: the rate divides exactly, and a burst shared below one permit per instance keeps one. */
+	@Override
+	public boolean divisibleAmong(int instances) {
+		checkInstances(instances);
+		return true;
+	}
+
 	@Override
 	public TokenBucket dividedBy(int instances) {
 		// The same tokens over a period n times longer: exactly 1/n of the rate.

@@ -463,6 +463,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 					+ ((this.expectedInstances > 0) ? "limiter.failure.expected-instances"
 							: (this.liveInstances.get() > 0) ? "instances last counted"
 									: "no instance count reached the backend yet, so each instance takes the whole limit")
+					+ ((instances > 1) ? "; windows of fewer than " + instances + " permits reject" : "")
 					+ ") until a probe, every " + this.openDuration.toMillis() + " ms, gets an answer");
 		}
 		else {
@@ -514,25 +515,42 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 					// Not an outage: the backend may yet decide this call, so a local admission could be a second one.
 					return reject(requests, this.deadline.floor().toNanos() / 1000, now, Decision.Origin.UNDECIDED);
 				}
-				return this.local.decide(shares(requests), operation).withOrigin(Decision.Origin.LOCAL_FALLBACK);
+				List<LimitRequest> shares = shares(requests);
+				if (shares == null) {
+					// A count per window smaller than the instances has no share that holds it: reject until Redis is back.
+					long retryAfter = Math.max(this.breaker.remainingOpen().toNanos(), this.deadline.floor().toNanos()) / 1000;
+					return reject(requests, retryAfter, now, Decision.Origin.LOCAL_FALLBACK);
+				}
+				return this.local.decide(shares, operation).withOrigin(Decision.Origin.LOCAL_FALLBACK);
 		}
 	}
 
-	/** The requests on this instance's local shares of their limits. */
+	/**
+	 * The requests on this instance's local shares of their limits, or {@code null} when a limit has none (fewer
+	 * permits per window than instances).
+	 */
 	private List<LimitRequest> shares(List<LimitRequest> requests) {
 		List<LimitRequest> shares = new ArrayList<>(requests.size());
 		for (LimitRequest request : requests) {
 			Limit share = share(request.limit());
+			if (share == null) {
+				return null;
+			}
 			shares.add(new LimitRequest(share, request.key(), Math.min(request.cost(), share.capacity())));
 		}
 		return shares;
 	}
 
+	/**
+	 * A rejection nobody decided against the limit's state: it can tell only when to retry, which is also when the
+	 * limit may have room again.
+	 */
 	private static Decision reject(List<LimitRequest> requests, long retryAfterMicros, long now, Decision.Origin origin) {
 		return combine(requests, request -> Decision.of(request.limit().name(), false, request.limit().capacity(), 0,
-				retryAfterMicros, 0, 0, now, null), origin);
+				retryAfterMicros, retryAfterMicros, 0, now, null), origin);
 	}
 
+	/** This instance's share of a limit, or {@code null} when it has none. */
 	private Limit share(Limit limit) {
 		int instances = instances();
 		Share share = this.shares.get(limit);
@@ -543,7 +561,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			if (this.shares.size() >= MAX_SHARES) {
 				this.shares.clear();
 			}
-			share = new Share(instances, known.dividedBy(instances));
+			share = new Share(instances, known.divisibleAmong(instances) ? known.dividedBy(instances) : null);
 			this.shares.put(limit, share);
 		}
 		return share.limit;
@@ -610,8 +628,10 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 								unwrap(failure));
 					});
 			}
-			case LOCAL_FALLBACK:
-				return this.local.refundAsync(shares(requests), acquired);
+			case LOCAL_FALLBACK: {
+				List<LimitRequest> shares = shares(requests);
+				return (shares != null) ? this.local.refundAsync(shares, acquired) : CompletableFuture.completedFuture(null);
+			}
 			default:
 				return CompletableFuture.completedFuture(null);
 		}

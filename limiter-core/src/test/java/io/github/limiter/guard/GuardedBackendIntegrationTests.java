@@ -23,6 +23,7 @@ import io.github.limiter.Decision;
 import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
+import io.github.limiter.algorithm.FixedWindow;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.backend.redis.spring.SpringDataRedisScriptExecutor;
 import io.github.limiter.backend.redisson.RedissonBackend;
@@ -213,6 +214,38 @@ class GuardedBackendIntegrationTests {
 		assertThat(probe.decision().origin()).isEqualTo(Decision.Origin.BACKEND);
 		assertThat(guarded.breaker().state()).isEqualTo(CircuitBreaker.State.CLOSED);
 		assertThat(decide(guarded, this.limit).decision().origin()).isEqualTo(Decision.Origin.BACKEND);
+		guarded.close();
+	}
+
+	/**
+	 * Four instances cannot share 3 permits a day: shares of one permit each would admit 4 a day among them. Such a
+	 * window has no local share and rejects until Redis is back, retrying when the circuit next probes. A bucket's
+	 * rate divides at any count, so a bucket of 1 still paces locally at a quarter of its rate.
+	 */
+	@Test
+	void aWindowOfFewerPermitsThanInstancesHasNoLocalShareButABucketStillPaces() throws Exception {
+		GuardedBackend guarded = guard(lettuceBackend(), FailurePolicy.LOCAL);
+		Limit daily = FixedWindow.of("daily", 3, Duration.ofDays(1));
+		Limit pacing = TokenBucket.of("pacing", 1, Duration.ofSeconds(1));
+		this.redis.freeze();
+		decide(guarded, this.limit);
+		awaitState(guarded, CircuitBreaker.State.OPEN);
+
+		Decision none = decide(guarded, daily).decision();
+		assertThat(none.allowed()).isFalse();
+		assertThat(none.origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		assertThat(none.retryAfter()).as("until the next probe, not the end of the day")
+			.isPositive()
+			.isLessThanOrEqualTo(Duration.ofMillis(300));
+		assertThat(none.resetAfter()).as("a rejection nobody counted tells only when to retry")
+			.isEqualTo(none.retryAfter());
+
+		Decision paced = decide(guarded, pacing).decision();
+		assertThat(paced.allowed()).isTrue();
+		assertThat(paced.origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
+		Decision next = decide(guarded, pacing).decision();
+		assertThat(next.allowed()).isFalse();
+		assertThat(next.retryAfter()).as("a quarter of the rate: one permit every 4 s").isGreaterThan(Duration.ofSeconds(3));
 		guarded.close();
 	}
 
