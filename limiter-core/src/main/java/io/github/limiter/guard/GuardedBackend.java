@@ -506,10 +506,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			case OPEN:
 				return combine(requests, request -> Decision.of(request.limit().name(), true, request.limit().capacity(),
 						request.limit().capacity() - request.cost(), 0, 0, 0, now, null), Decision.Origin.FAIL_OPEN);
-			case CLOSED: {
-				long retryAfter = Math.max(this.breaker.remainingOpen().toNanos(), this.deadline.floor().toNanos()) / 1000;
-				return reject(requests, retryAfter, now, Decision.Origin.FAIL_CLOSED);
-			}
+			case CLOSED:
+				return reject(requests, nextProbeMicros(), now, Decision.Origin.FAIL_CLOSED);
 			default:
 				if (this.breaker.isClosed()) {
 					// Not an outage: the backend may yet decide this call, so a local admission could be a second one.
@@ -518,11 +516,35 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				List<LimitRequest> shares = shares(requests);
 				if (shares == null) {
 					// A count per window smaller than the instances has no share that holds it: reject until Redis is back.
-					long retryAfter = Math.max(this.breaker.remainingOpen().toNanos(), this.deadline.floor().toNanos()) / 1000;
-					return reject(requests, retryAfter, now, Decision.Origin.LOCAL_FALLBACK);
+					return reject(requests, nextProbeMicros(), now, Decision.Origin.LOCAL_FALLBACK);
 				}
-				return this.local.decide(shares, operation).withOrigin(Decision.Origin.LOCAL_FALLBACK);
+				Decision decision = this.local.decide(shares, operation);
+				return (decision.allowed() ? decision : retryingAtTheNextProbe(decision))
+					.withOrigin(Decision.Origin.LOCAL_FALLBACK);
 		}
+	}
+
+	/** When a call the policy rejected may retry: at the next probe, which may find the backend back. */
+	private long nextProbeMicros() {
+		return Math.max(this.breaker.remainingOpen().toNanos(), this.deadline.floor().toNanos()) / 1000;
+	}
+
+	/**
+	 * A local share's rejection retries no later than the next probe: the backend, back by then, may have room that the
+	 * share has not (a weekly share would otherwise tell its caller to come back in a week).
+	 */
+	private Decision retryingAtTheNextProbe(Decision rejected) {
+		long probe = nextProbeMicros();
+		if (rejected.retryAfterMicros() <= probe && rejected.resetAfterMicros() <= probe) {
+			return rejected;
+		}
+		List<Decision> parts = new ArrayList<>();
+		for (Decision part : rejected.parts().isEmpty() ? List.of(rejected) : rejected.parts()) {
+			parts.add(part.allowed() ? part : Decision.of(part.limitName(), false, part.limit(), part.remaining(),
+					Math.min(part.retryAfterMicros(), probe), Math.min(part.resetAfterMicros(), probe), 0,
+					part.timeMicros(), null));
+		}
+		return Decision.combine(parts);
 	}
 
 	/**

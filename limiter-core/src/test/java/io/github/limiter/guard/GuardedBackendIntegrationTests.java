@@ -219,11 +219,12 @@ class GuardedBackendIntegrationTests {
 
 	/**
 	 * Four instances cannot share 3 permits a day: shares of one permit each would admit 4 a day among them. Such a
-	 * window has no local share and rejects until Redis is back, retrying when the circuit next probes. A bucket's
-	 * rate divides at any count, so a bucket of 1 still paces locally at a quarter of its rate.
+	 * window has no local share and rejects until Redis is back. A bucket's rate divides at any count, so a bucket of
+	 * 1 still paces locally. A rejection retries at the next probe, which may find Redis back with room that the local
+	 * share has not: not in a week because a weekly share is spent.
 	 */
 	@Test
-	void aWindowOfFewerPermitsThanInstancesHasNoLocalShareButABucketStillPaces() throws Exception {
+	void outageSharesHoldTheLimitAndTheirRejectionsRetryAtTheNextProbe() throws Exception {
 		GuardedBackend guarded = guard(lettuceBackend(), FailurePolicy.LOCAL);
 		Limit daily = FixedWindow.of("daily", 3, Duration.ofDays(1));
 		Limit pacing = TokenBucket.of("pacing", 1, Duration.ofSeconds(1));
@@ -240,12 +241,20 @@ class GuardedBackendIntegrationTests {
 		assertThat(none.resetAfter()).as("a rejection nobody counted tells only when to retry")
 			.isEqualTo(none.retryAfter());
 
+		Limit weekly = FixedWindow.of("weekly", 8, Duration.ofDays(7));
+		assertThat(decide(guarded, weekly).decision().allowed()).isTrue();
+		assertThat(decide(guarded, weekly).decision().allowed()).isTrue();
+		Decision shareSpent = decide(guarded, weekly).decision();
+		assertThat(shareSpent.allowed()).as("a share of 2").isFalse();
+		assertThat(shareSpent.retryAfter()).as("Redis, back at the next probe, may have room: not in a week")
+			.isLessThanOrEqualTo(Duration.ofMillis(300));
+
 		Decision paced = decide(guarded, pacing).decision();
 		assertThat(paced.allowed()).isTrue();
 		assertThat(paced.origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
 		Decision next = decide(guarded, pacing).decision();
 		assertThat(next.allowed()).isFalse();
-		assertThat(next.retryAfter()).as("a quarter of the rate: one permit every 4 s").isGreaterThan(Duration.ofSeconds(3));
+		assertThat(next.retryAfter()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(300));
 		guarded.close();
 	}
 
