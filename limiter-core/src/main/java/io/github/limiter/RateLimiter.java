@@ -6,10 +6,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 import io.github.limiter.event.RateLimiterListener;
+import io.github.limiter.spi.OccasionalWarning;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -29,6 +29,8 @@ public final class RateLimiter {
 	public static final int MAX_WAIT_ATTEMPTS = 3;
 
 	private static final System.Logger logger = System.getLogger(RateLimiter.class.getName());
+
+	private final OccasionalWarning lostRefunds = new OccasionalWarning(RateLimiter.class);
 
 	private final RateLimiterBackend backend;
 
@@ -173,26 +175,60 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * Like {@link #acquire(List, Duration)}, without blocking: the waits are scheduled, not slept.
+	 * Like {@link #acquire(List, Duration)}, without blocking: the waits are scheduled, not slept. A caller that stops
+	 * waiting cancels (or completes) the returned future: the backend is asked nothing more, and an admission that
+	 * comes after that is given back, since nobody will use it.
 	 * @param requests the limits and keys
 	 * @param maxWait the longest wait
 	 * @return the last decision
 	 */
 	public CompletionStage<Decision> acquireAsync(List<LimitRequest> requests, Duration maxWait) {
 		long deadline = System.nanoTime() + maxWait.toNanos();
-		return acquireAsync(requests, maxWait, deadline, 1);
+		CompletableFuture<Decision> result = new CompletableFuture<>();
+		attempt(requests, maxWait, deadline, 1, result);
+		return result;
 	}
 
-	private CompletionStage<Decision> acquireAsync(List<LimitRequest> requests, Duration left, long deadline,
-			int attempt) {
-		return decideAsync(withMaxDelay(requests, left), Operation.ACQUIRE).thenCompose(decision -> {
+	/** Asks once, then completes the wait or schedules the next attempt, unless the caller has stopped waiting. */
+	private void attempt(List<LimitRequest> requests, Duration left, long deadline, int attempt,
+			CompletableFuture<Decision> result) {
+		List<LimitRequest> asked = withMaxDelay(requests, left);
+		decideAsync(asked, Operation.ACQUIRE).whenComplete((decision, failure) -> {
+			if (failure != null) {
+				result.completeExceptionally(failure);
+				return;
+			}
 			long wait = decision.allowed() || attempt >= MAX_WAIT_ATTEMPTS ? -1 : waitNanos(decision, deadline);
 			if (wait < 0) {
-				return CompletableFuture.completedFuture(decision);
+				if (!result.complete(decision) && decision.allowed()) {
+					giveBack(asked, decision);
+				}
+				return;
 			}
-			Executor later = CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS);
-			return CompletableFuture.supplyAsync(() -> null, later)
-				.thenCompose(ignored -> acquireAsync(requests, left(deadline), deadline, attempt + 1));
+			if (result.isDone()) {
+				return;
+			}
+			CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS).execute(() -> {
+				try {
+					if (!result.isDone()) {
+						attempt(requests, left(deadline), deadline, attempt + 1, result);
+					}
+				}
+				catch (RuntimeException ex) {
+					result.completeExceptionally(ex);
+				}
+			});
+		});
+	}
+
+	/** Gives back an admission that its waiting caller no longer wanted; a refund that fails is logged. */
+	private void giveBack(List<LimitRequest> requests, Decision admitted) {
+		refundAsync(requests, admitted).whenComplete((done, failure) -> {
+			if (failure != null) {
+				this.lostRefunds.warn(() -> "Rate limiter: could not give back the permits of " + admitted.limitName()
+						+ " that a caller stopped waiting for (" + OccasionalWarning.reason(failure)
+						+ "); they count until their window passes.");
+			}
 		});
 	}
 

@@ -41,6 +41,26 @@ class RateLimiterTests {
 		assertThat(seen).containsExactly("ACQUIRE a true", "ACQUIRE a false");
 	}
 
+	/**
+	 * A caller that stops waiting for a permit (cancels the wait) takes none: the limiter asks nothing more, so the
+	 * permit of the next window is left for whoever comes then.
+	 */
+	@Test
+	void aWaitCancelledBeforeThePermitCameTakesNothing() throws InterruptedException {
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create());
+		io.github.limiter.algorithm.TokenBucket bucket = io.github.limiter.algorithm.TokenBucket.of("waited", 1,
+				Duration.ofSeconds(2));
+		long start = System.nanoTime();
+		assertThat(limiter.acquire(bucket, "k").allowed()).isTrue();
+		CompletableFuture<Decision> waiting = limiter
+			.acquireAsync(List.of(LimitRequest.of(bucket, "k")), Duration.ofSeconds(5))
+			.toCompletableFuture();
+		assertThat(waiting).isNotDone();
+		waiting.cancel(false);
+		Thread.sleep(Math.max(0, 2_500 - (System.nanoTime() - start) / 1_000_000));
+		assertThat(limiter.acquire(bucket, "k").allowed()).as("the permit that came at 2 s").isTrue();
+	}
+
 	/** A listener that writes down each decision as "operation key allowed". */
 	private static RateLimiterListener recording(List<String> seen) {
 		return new RateLimiterListener() {

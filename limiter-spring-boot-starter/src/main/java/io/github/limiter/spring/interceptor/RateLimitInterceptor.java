@@ -59,6 +59,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Decision> RESERVED =
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Decision.class, "reserved");
 
+	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Admission> ADMITTED =
+			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Admission.class, "admitted");
+
 	private final RateLimitOperationSource source;
 
 	private final Supplier<RateLimiter> rateLimiter;
@@ -277,11 +280,27 @@ public class RateLimitInterceptor implements MethodInterceptor {
 					: new Admission(null, null, List.of(), 0);
 			return shadow(limiter, call, admission);
 		}
-		CompletionStage<Decision> acquired = call.maxWait.isZero() ? limiter.decideAsync(call.enforced, Operation.ACQUIRE)
-				: limiter.acquireAsync(call.enforced, call.maxWait);
+		CompletionStage<Decision> acquired;
+		if (call.maxWait.isZero()) {
+			acquired = limiter.decideAsync(call.enforced, Operation.ACQUIRE);
+		}
+		else {
+			// A cancel stops the wait; an admission that comes after it is given back by the limiter.
+			CompletableFuture<Decision> waiting = limiter.acquireAsync(call.enforced, call.maxWait).toCompletableFuture();
+			call.waiting = waiting;
+			acquired = waiting;
+		}
 		CompletableFuture<Admission> admitted = then(acquired, acquire -> {
 			Admission admission = Admission.acquired(acquire, call.enforced);
-			return acquire.allowed() ? shadow(limiter, call, admission) : CompletableFuture.completedFuture(admission);
+			if (!acquire.allowed()) {
+				return CompletableFuture.completedFuture(admission);
+			}
+			// Until the method runs (a queue's delay, a hop to another thread), a cancel gives the permits back.
+			call.admitted = admission;
+			if (call.cancelled) {
+				giveBackAdmission(call);
+			}
+			return shadow(limiter, call, admission);
 		});
 		if (reserved == null) {
 			return admitted;
@@ -372,8 +391,31 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		return succeeded.isEmpty() ? null : giveBack(call, succeeded, Decision.combine(taken));
 	}
 
-	/** Gives permits back; a refund that fails leaves them taken (stricter, never looser), said at most every 10 s. */
+	/**
+	 * Gives back what an admitted call took before its method ran, once: the call was cancelled (a reactive subscriber
+	 * gave up while it waited for its turn).
+	 */
+	private void giveBackAdmission(Call call) {
+		Admission admission = ADMITTED.getAndSet(call, null);
+		if (admission != null) {
+			giveBack(call, admission.requests(), admission.decision(), "though it was cancelled before it ran");
+		}
+	}
+
+	/**
+	 * The method of an admitted call runs: from now on its permits are used, and a cancel no longer gives them back.
+	 * @param call the call
+	 */
+	void running(Call call) {
+		ADMITTED.lazySet(call, null);
+	}
+
+	/** Gives a reservation back; a refund that fails leaves it taken (stricter, never looser), said at most every 10 s. */
 	private CompletionStage<Void> giveBack(Call call, List<LimitRequest> requests, Decision reserved) {
+		return giveBack(call, requests, reserved, "though it did not fail: it counts as a failure");
+	}
+
+	private CompletionStage<Void> giveBack(Call call, List<LimitRequest> requests, Decision reserved, String why) {
 		CompletionStage<Void> refund;
 		try {
 			refund = this.rateLimiter.get().refundAsync(requests, reserved);
@@ -384,9 +426,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		return refund.whenComplete((done, problem) -> {
 			if (problem != null) {
 				logEvery("refund:" + call.limited.description(), System.Logger.Level.WARNING, () -> "Could not give back "
-						+ "the permit that a call of " + call.limited.description() + " reserved on " + reserved.limitName()
-						+ ", though it did not fail: it counts as a failure until its window passes ("
-						+ unwrap(problem) + "); logged at most every 10 s per method");
+						+ "the permit that a call of " + call.limited.description() + " took on " + reserved.limitName()
+						+ ", " + why + " until its window passes (" + unwrap(problem)
+						+ "); logged at most every 10 s per method");
 			}
 		});
 	}
@@ -409,6 +451,11 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 */
 	void cancelled(Call call) {
 		call.cancelled = true;
+		CompletableFuture<Decision> waiting = call.waiting;
+		if (waiting != null) {
+			waiting.cancel(false);
+		}
+		giveBackAdmission(call);
 		settleSafely(call, null, null, false, true);
 	}
 
@@ -478,6 +525,12 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 		/** Whether the call was cancelled (a reactive subscriber gave up): a reservation decided after it goes back. */
 		volatile boolean cancelled;
+
+		/** What the enforced limits admitted, until the method runs: a cancel before that gives it back. */
+		volatile Admission admitted;
+
+		/** A wait for a permit in progress ({@code maxWait}): a cancel stops it. */
+		volatile CompletableFuture<Decision> waiting;
 
 		private RateLimitEvaluationContext context;
 

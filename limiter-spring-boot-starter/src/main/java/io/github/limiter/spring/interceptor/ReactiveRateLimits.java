@@ -57,7 +57,7 @@ final class ReactiveRateLimits {
 				return (admission.delayNanos() > 0) ? Mono.delay(Duration.ofNanos(admission.delayNanos())).then(proceed)
 						: proceed;
 			})
-			// Cancelled before the method ran (waiting for a permit or its turn): what the call reserved goes back.
+			// Cancelled before the method ran (waiting for a permit or its turn): what the call took goes back.
 			.doOnCancel(() -> interceptor.cancelled(limitedCall)));
 		if (adapter.isMultiValue()) {
 			return adapter.fromPublisher(admitted.flatMapMany(next -> (next instanceof Proceed proceed) ? proceed.flux()
@@ -87,6 +87,7 @@ final class ReactiveRateLimits {
 		@SuppressWarnings("unchecked")
 		private Publisher<Object> publisher() {
 			try {
+				this.interceptor.running(this.call);
 				MethodInvocation clone = (this.invocation instanceof ProxyMethodInvocation proxy) ? proxy.invocableClone()
 						: this.invocation;
 				Object result = clone.proceed();

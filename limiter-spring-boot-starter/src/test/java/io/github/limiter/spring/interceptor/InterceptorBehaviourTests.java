@@ -155,6 +155,41 @@ class InterceptorBehaviourTests {
 	}
 
 	@Test
+	void aReactiveCallCancelledWhileWaitingForAPermitTakesNone() throws InterruptedException {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			long start = System.nanoTime();
+			assertThat(service.waiting().block()).isEqualTo("ok");
+			// The next permit comes 2 s after the first: this subscriber gives up long before.
+			StepVerifier.create(service.waiting().timeout(java.time.Duration.ofMillis(100)))
+				.expectError(java.util.concurrent.TimeoutException.class)
+				.verify();
+			Thread.sleep(Math.max(0, 2_500 - (System.nanoTime() - start) / 1_000_000));
+			assertThat(service.waitingRuns()).as("the cancelled call never ran").isEqualTo(1);
+			// The permit of the second window is still there for whoever comes now (before: the abandoned wait took it).
+			assertThat(service.notWaiting().block()).isEqualTo("ok");
+		});
+	}
+
+	@Test
+	void reactiveCallsCancelledWhileQueuedGiveTheirPlacesBack() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			assertThat(service.queued().block()).isEqualTo("ok");
+			// Four calls queue behind it, 1, 2, 3 and 4 s out, and their subscribers give up at once.
+			for (int i = 0; i < 4; i++) {
+				StepVerifier.create(service.queued().timeout(java.time.Duration.ofMillis(100)))
+					.expectError(java.util.concurrent.TimeoutException.class)
+					.verify();
+			}
+			long waited = millis(() -> assertThat(service.queued().block()).isEqualTo("ok"));
+			assertThat(service.queuedRuns()).as("the cancelled calls never ran").isEqualTo(2);
+			assertThat(waited).as("queued behind the first call only, not behind the 4 that left (about 5 s)")
+				.isLessThan(3_000);
+		});
+	}
+
+	@Test
 	void aConditionOnTheResultCanDecideWhatCounts() {
 		this.runner.run(context -> {
 			Service service = context.getBean(Service.class);
@@ -392,6 +427,39 @@ class InterceptorBehaviourTests {
 
 		public Mono<String> cached() {
 			return Mono.just("cached");
+		}
+
+		final AtomicInteger waitingRuns = new AtomicInteger();
+
+		final AtomicInteger queuedRuns = new AtomicInteger();
+
+		@RateLimit(name = "waiting", max = "1", window = "2s", maxWait = "5s")
+		public Mono<String> waiting() {
+			return Mono.fromCallable(() -> {
+				this.waitingRuns.incrementAndGet();
+				return "ok";
+			});
+		}
+
+		@RateLimit(name = "waiting", max = "1", window = "2s")
+		public Mono<String> notWaiting() {
+			return Mono.just("ok");
+		}
+
+		int waitingRuns() {
+			return this.waitingRuns.get();
+		}
+
+		@RateLimit(name = "queue", max = "1", window = "1s", algorithm = Algorithm.LEAKY_BUCKET, burst = "5")
+		public Mono<String> queued() {
+			return Mono.fromCallable(() -> {
+				this.queuedRuns.incrementAndGet();
+				return "ok";
+			});
+		}
+
+		int queuedRuns() {
+			return this.queuedRuns.get();
 		}
 
 		@RateLimit(max = "1", window = "200ms", maxWait = "1s")
