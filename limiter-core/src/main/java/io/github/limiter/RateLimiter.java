@@ -28,6 +28,9 @@ public final class RateLimiter {
 	/** Most decisions one waiting acquisition asks for. */
 	public static final int MAX_WAIT_ATTEMPTS = 3;
 
+	/** Longest {@code maxWait} accepted, as the longest window: 3660 days. */
+	public static final Duration MAX_WAIT = Duration.ofDays(3660);
+
 	private static final System.Logger logger = System.getLogger(RateLimiter.class.getName());
 
 	private final OccasionalWarning lostRefunds = new OccasionalWarning(RateLimiter.class);
@@ -159,9 +162,10 @@ public final class RateLimiter {
 	 * @param maxWait the longest wait
 	 * @return the last decision: allowed, or the rejection to report
 	 * @throws InterruptedException when the waiting thread is interrupted
+	 * @throws IllegalArgumentException when {@code maxWait} is negative or above {@link #MAX_WAIT}
 	 */
 	public Decision acquire(List<LimitRequest> requests, Duration maxWait) throws InterruptedException {
-		long deadline = System.nanoTime() + maxWait.toNanos();
+		long deadline = System.nanoTime() + waitNanos(maxWait);
 		Decision decision = decide(withMaxDelay(requests, maxWait), Operation.ACQUIRE);
 		for (int attempt = 1; attempt < MAX_WAIT_ATTEMPTS && !decision.allowed(); attempt++) {
 			long wait = waitNanos(decision, deadline);
@@ -183,7 +187,7 @@ public final class RateLimiter {
 	 * @return the last decision
 	 */
 	public CompletionStage<Decision> acquireAsync(List<LimitRequest> requests, Duration maxWait) {
-		long deadline = System.nanoTime() + maxWait.toNanos();
+		long deadline = System.nanoTime() + waitNanos(maxWait);
 		CompletableFuture<Decision> result = new CompletableFuture<>();
 		attempt(requests, maxWait, deadline, 1, result);
 		return result;
@@ -250,6 +254,15 @@ public final class RateLimiter {
 
 	private static Duration left(long deadline) {
 		return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+	}
+
+	private static long waitNanos(Duration maxWait) {
+		Objects.requireNonNull(maxWait, "maxWait must not be null");
+		if (maxWait.isNegative() || maxWait.compareTo(MAX_WAIT) > 0) {
+			throw new IllegalArgumentException("maxWait must be between 0 and " + MAX_WAIT.toDays() + " days but was "
+					+ maxWait);
+		}
+		return maxWait.toNanos();
 	}
 
 	/** How long to wait before asking again, or -1 when the permit cannot come within the deadline. */

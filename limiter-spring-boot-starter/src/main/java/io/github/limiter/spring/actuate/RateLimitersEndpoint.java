@@ -13,6 +13,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.lang.Nullable;
 
 import io.github.limiter.Decision;
@@ -22,6 +23,7 @@ import io.github.limiter.Operation;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.guard.GuardedBackend;
+import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.interceptor.RateLimitOperation;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
@@ -153,7 +155,7 @@ public class RateLimitersEndpoint {
 	 * @return the limit as it now is
 	 */
 	@WriteOperation
-	public LimitDescriptor retune(@Selector String name, @Nullable String max, @Nullable String window,
+	public WebEndpointResponse<Object> retune(@Selector String name, @Nullable String max, @Nullable String window,
 			@Nullable String capacity, @Nullable String warmup, @Nullable String burst,
 			@Nullable String delay, @Nullable String nodelay, @Nullable String cost,
 			@Nullable String maxWait, @Nullable String shadow, @Nullable String onFailure) {
@@ -167,8 +169,9 @@ public class RateLimitersEndpoint {
 			}
 		}
 		if (settings.isEmpty()) {
-			throw new InvalidEndpointRequestException("Give at least one of " + List.of(names)
-					+ " to override; DELETE /actuator/ratelimiters/" + name + " removes the overrides", "no settings");
+			String message = "Give at least one of " + List.of(names) + " to override (other fields are not read); DELETE "
+					+ "/actuator/ratelimiters/" + name + " removes the overrides";
+			throw new InvalidEndpointRequestException(message, message);
 		}
 		return override(name, settings);
 	}
@@ -179,11 +182,15 @@ public class RateLimitersEndpoint {
 	 * @return the limit as it now is
 	 */
 	@DeleteOperation
-	public LimitDescriptor removeOverrides(@Selector String name) {
+	public WebEndpointResponse<Object> removeOverrides(@Selector String name) {
 		return override(name, Map.of());
 	}
 
-	private LimitDescriptor override(String name, Map<String, String> settings) {
+	/**
+	 * Overrides a limit: the limit as it now is, a 400 for an override that cannot apply, or a 503 (the retuner logged
+	 * why) when the backend could not store it.
+	 */
+	private WebEndpointResponse<Object> override(String name, Map<String, String> settings) {
 		if (this.retuner == null) {
 			throw new InvalidEndpointRequestException("Limits cannot be retuned in this application", "no retuner");
 		}
@@ -196,7 +203,11 @@ public class RateLimitersEndpoint {
 					+ ex.getMessage());
 			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
 		}
-		return collect().get(name);
+		catch (BackendException ex) {
+			return new WebEndpointResponse<>(Map.of("limit", name, "error", ex.getMessage()),
+					WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+		}
+		return new WebEndpointResponse<>(collect().get(name));
 	}
 
 	private KeyState state(Limit limit, String key) {

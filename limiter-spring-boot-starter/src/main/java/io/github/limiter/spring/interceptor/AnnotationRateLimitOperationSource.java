@@ -144,10 +144,14 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 	 * @throws IllegalArgumentException when an override names a setting that cannot change at runtime
 	 */
 	public synchronized Retuning retuning(RateLimiterProperties properties, Map<String, Map<String, String>> overrides) {
-		overrides.forEach((limit, settings) -> settings.keySet().forEach(name -> {
+		overrides.forEach((limit, settings) -> settings.forEach((name, value) -> {
 			if (!RateLimitSettings.TUNABLE.contains(name)) {
 				throw new IllegalArgumentException("Runtime override '" + name + "' of limit '" + limit + "' is not a "
 						+ "setting that can change at runtime (one of " + RateLimitSettings.TUNABLE + ")");
+			}
+			if (value == null || value.isBlank()) {
+				throw new IllegalArgumentException("Runtime override '" + name + "' of limit '" + limit + "' is empty: "
+						+ "give it a value, or leave it out (removing every override of the limit gives it back its own)");
 			}
 		}));
 		validate(properties);
@@ -319,6 +323,10 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		}
 		if (policy.getMaxWait() != null && policy.getMaxWait().isNegative()) {
 			throw new IllegalStateException("Invalid " + prefix + ".max-wait = '" + policy.getMaxWait() + "': must not be negative");
+		}
+		if (policy.getMaxWait() != null && policy.getMaxWait().compareTo(io.github.limiter.RateLimiter.MAX_WAIT) > 0) {
+			throw new IllegalStateException("Invalid " + prefix + ".max-wait = '" + policy.getMaxWait() + "': must be at most "
+					+ io.github.limiter.RateLimiter.MAX_WAIT.toDays() + " days");
 		}
 		Duration window = policy.getWindow();
 		if (window != null && (window.isNegative() || window.isZero())) {

@@ -26,6 +26,7 @@ import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
 
 import io.github.limiter.Limit;
+import io.github.limiter.RateLimiter;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.algorithm.CalendarUnit;
 import io.github.limiter.algorithm.FixedWindow;
@@ -240,6 +241,10 @@ final class RateLimitAnnotationParser {
 		Setting<Duration> maxWait = settings.get("maxWait", Duration.ZERO);
 		if (maxWait.value().isNegative()) {
 			throw resolver.invalid(maxWait.origin(), maxWait.text(), "must not be negative");
+		}
+		if (maxWait.value().compareTo(RateLimiter.MAX_WAIT) > 0) {
+			throw resolver.invalid(maxWait.origin(), maxWait.text(),
+					"must be at most " + RateLimiter.MAX_WAIT.toDays() + " days");
 		}
 		Setting<Boolean> shadow = settings.get("shadow", this.properties.isShadow());
 		String recordIfText = resolver.expression("recordIf", annotation.recordIf());

@@ -154,6 +154,44 @@ class RetuneTests {
 			});
 	}
 
+	/**
+	 * Redis cannot store the override: the endpoint answers 503 (no exception for the web layer to log again as an
+	 * error), and this instance changes nothing.
+	 */
+	@Test
+	void anOverrideRedisCannotStoreIsA503AndChangesNothing() {
+		io.github.limiter.testsupport.RedisProcess redis = io.github.limiter.testsupport.RedisProcess.start();
+		org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory factory = new org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory(
+				new org.springframework.data.redis.connection.RedisStandaloneConfiguration("127.0.0.1", redis.port()));
+		factory.afterPropertiesSet();
+		factory.start();
+		try {
+			this.runner.withBean(RedisConnectionFactory.class, () -> factory)
+				.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + TestRedis.uniquePrefix(),
+						"limiter.retune.timeout=300ms")
+				.run(context -> {
+					RateLimitersEndpoint endpoint = new RateLimitersEndpoint(
+							context.getBean(RateLimitOperationSource.class), context.getBean(io.github.limiter.RateLimiter.class),
+							"redis", context.getBean(RateLimitRetuner.class));
+					redis.freeze();
+					try {
+						org.springframework.boot.actuate.endpoint.web.WebEndpointResponse<Object> answer = endpoint
+							.retune("api", "9", null, null, null, null, null, null, null, null, null, null);
+						assertThat(answer.getStatus()).isEqualTo(503);
+						assertThat(answer.getBody().toString()).contains("Could not store the overrides of limit 'api'");
+					}
+					finally {
+						redis.resume();
+					}
+					assertThat(operation(context).limit().capacity()).as("nothing changed here").isEqualTo(3);
+				});
+		}
+		finally {
+			factory.destroy();
+			redis.close();
+		}
+	}
+
 	@Test
 	void theEndpointTakesEverySettingThatCanBeOverriddenAndNoOther() {
 		java.lang.reflect.Method retune = java.util.Arrays.stream(RateLimitersEndpoint.class.getMethods())

@@ -193,7 +193,16 @@ class WebRedisIntegrationTests {
 		HttpResponse<String> invalid = post("/actuator/ratelimiters/tuned", "{\"max\": \"-1\"}");
 		assertThat(invalid.statusCode()).isEqualTo(400);
 		assertThat(invalid.body()).contains("runtime override 'max' = '-1' must be positive");
-		assertThat(post("/actuator/ratelimiters/tuned", "{}").statusCode()).isEqualTo(400);
+		HttpResponse<String> nothing = post("/actuator/ratelimiters/tuned", "{\"on-failure\": \"closed\"}");
+		assertThat(nothing.statusCode()).isEqualTo(400);
+		assertThat(nothing.body()).as("the fields it reads").contains("Give at least one of [max, window");
+		HttpResponse<String> empty = post("/actuator/ratelimiters/tuned", "{\"max\": \"\"}");
+		assertThat(empty.statusCode()).isEqualTo(400);
+		assertThat(empty.body()).contains("Runtime override 'max' of limit 'tuned' is empty");
+		// Beyond what a wait can count in nanoseconds, every call would fail: refused before it is stored.
+		HttpResponse<String> endless = post("/actuator/ratelimiters/tuned", "{\"maxWait\": \"200000d\"}");
+		assertThat(endless.statusCode()).isEqualTo(400);
+		assertThat(endless.body()).contains("'maxWait' = '200000d' must be at most 3660 days");
 		assertThat(post("/actuator/ratelimiters/nope", "{\"max\": \"1\"}").statusCode()).isEqualTo(400);
 		assertThat(get("/actuator/ratelimiters/tuned").body()).as("an invalid override changes nothing")
 			.contains("\"capacity\":3");
