@@ -9,7 +9,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 import io.github.limiter.event.RateLimiterListener;
-import io.github.limiter.spi.OccasionalWarning;
+import io.github.limiter.spi.LateAdmissions;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -33,7 +33,8 @@ public final class RateLimiter {
 
 	private static final System.Logger logger = System.getLogger(RateLimiter.class.getName());
 
-	private final OccasionalWarning lostRefunds = new OccasionalWarning(RateLimiter.class);
+	/** Gives back what a wait was admitted after its caller stopped waiting. */
+	private final LateAdmissions late = new LateAdmissions(RateLimiter.class, this::refundAsync);
 
 	private final RateLimiterBackend backend;
 
@@ -204,9 +205,7 @@ public final class RateLimiter {
 			}
 			long wait = decision.allowed() || attempt >= MAX_WAIT_ATTEMPTS ? -1 : waitNanos(decision, deadline);
 			if (wait < 0) {
-				if (!result.complete(decision) && decision.allowed()) {
-					giveBack(asked, decision);
-				}
+				this.late.deliver(result, asked, Operation.ACQUIRE, decision, null);
 				return;
 			}
 			if (result.isDone()) {
@@ -222,17 +221,6 @@ public final class RateLimiter {
 					result.completeExceptionally(ex);
 				}
 			});
-		});
-	}
-
-	/** Gives back an admission that its waiting caller no longer wanted; a refund that fails is logged. */
-	private void giveBack(List<LimitRequest> requests, Decision admitted) {
-		refundAsync(requests, admitted).whenComplete((done, failure) -> {
-			if (failure != null) {
-				this.lostRefunds.warn(() -> "Rate limiter: could not give back the permits of " + admitted.limitName()
-						+ " that a caller stopped waiting for (" + OccasionalWarning.reason(failure)
-						+ "); they count until their window passes.");
-			}
 		});
 	}
 

@@ -36,6 +36,7 @@ import io.github.limiter.backend.local.LocalBackend;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.InstanceRegistry;
+import io.github.limiter.spi.LateAdmissions;
 import io.github.limiter.spi.OccasionalWarning;
 import io.github.limiter.spi.RateLimiterBackend;
 
@@ -137,7 +138,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private final AtomicLong lastSuspicionLog = new AtomicLong(System.nanoTime() - SUSPICION_LOG_NANOS);
 
-	private final OccasionalWarning lostRefunds = new OccasionalWarning(GuardedBackend.class);
+	/** Gives back what the backend admitted after its caller stopped waiting, when the guard is the one to see it. */
+	private final LateAdmissions late;
 
 	private final AtomicLong degradedWhenOpened = new AtomicLong();
 
@@ -157,6 +159,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private GuardedBackend(Builder builder) {
 		this.delegate = builder.delegate;
+		this.late = new LateAdmissions(GuardedBackend.class, this.delegate::refundAsync);
 		this.registry = (builder.delegate instanceof InstanceRegistry known) ? known : null;
 		this.deadline = new AdaptiveDeadline(builder.deadline, builder.maxDeadline);
 		this.breaker = new CircuitBreaker(builder.openDuration, System::nanoTime);
@@ -215,8 +218,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		// script: they may take up to maxDeadline rather than be rejected by a floor meant for a warm backend.
 		long limit = this.answered ? this.deadline.nanos(start) : this.deadline.ceiling().toNanos();
 		CompletableFuture<Decision> call = call(() -> this.delegate.decideAsync(requests, operation), late -> {
-			if (operation.acquires() && late.allowed()) {
-				giveBack(requests, late);
+			if (operation.acquires()) {
+				this.late.giveBack(requests, late);
 			}
 		});
 		if (!call.isDone()) {
@@ -572,8 +575,11 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				retryAfterMicros, retryAfterMicros, 0, now, null), origin);
 	}
 
-	/** This instance's share of a limit, or {@code null} when it has none. */
+	/** This instance's share of a limit, or {@code null} when it has none; a limit per instance is all its own. */
 	private Limit share(Limit limit) {
+		if (limit.scope() == Limit.Scope.PER_INSTANCE) {
+			return limit;
+		}
 		int instances = instances();
 		Share share = this.shares.get(limit);
 		if (share == null || share.instances != instances) {
@@ -613,20 +619,6 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	@Override
 	public boolean blocksCaller() {
 		return false;
-	}
-
-	/**
-	 * Gives back the permits of a decision the backend made after its caller had stopped waiting: the failure policy
-	 * answered that caller, so these permits reach nobody. A refund that fails is logged, at most every 10 s.
-	 */
-	private void giveBack(List<LimitRequest> requests, Decision late) {
-		this.delegate.refundAsync(requests, late).whenComplete((done, failure) -> {
-			if (failure != null) {
-				this.lostRefunds.warn(() -> "Rate limiter: could not give back the permits of a late decision on "
-						+ late.limitName() + " (" + OccasionalWarning.reason(failure)
-						+ "); they count until their window passes.");
-			}
-		});
 	}
 
 	/**

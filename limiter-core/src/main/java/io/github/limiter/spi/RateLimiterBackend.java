@@ -20,7 +20,9 @@ import io.github.limiter.Operation;
 public interface RateLimiterBackend {
 
 	/**
-	 * Decides without blocking the caller.
+	 * Decides without blocking the caller. A caller that stops waiting (the guard's deadline) may complete the returned
+	 * future itself: a backend that admits the call after that gives the permits back, since nobody acts on them. So
+	 * return the future you complete, and give back when completing it fails ({@link LateAdmissions#deliver}).
 	 * @param requests one or more limit requests, decided together
 	 * @param operation what the decision does to the state
 	 * @return the decision, combined over the requests ({@link Decision#parts()} in request order)

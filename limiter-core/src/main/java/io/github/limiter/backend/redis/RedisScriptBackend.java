@@ -23,7 +23,7 @@ import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.InstanceRegistry;
-import io.github.limiter.spi.OccasionalWarning;
+import io.github.limiter.spi.LateAdmissions;
 import io.github.limiter.spi.OverrideStore;
 import io.github.limiter.spi.RateLimiterBackend;
 
@@ -70,7 +70,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	/** {@code null} when switched off. */
 	private final SlotLanes lanes;
 
-	private final OccasionalWarning lostRefunds = new OccasionalWarning(RedisScriptBackend.class);
+	/** Gives back what Redis admitted after its caller stopped waiting. */
+	private final LateAdmissions late = new LateAdmissions(RedisScriptBackend.class, this::refundAsync);
 
 	/** The clock of the denial cache: the test clock, or a monotonic one. */
 	private final TimeSource cacheClock;
@@ -96,7 +97,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		// must not end up sending other callers' batches.
 		this.lanes = (coalesce && !executor.blocksCaller()) ? new SlotLanes(this::sendBatch,
 				executor.isCluster() ? KeyLayout::slot : key -> 0, MAX_BATCH, MAX_WAITING, MAX_IN_FLIGHT,
-				(call, decision) -> giveBack(List.of(call.request()), decision)) : null;
+				(call, decision) -> this.late.giveBack(List.of(call.request()), decision)) : null;
 		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}
 
@@ -136,33 +137,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		}
 		CompletableFuture<Decision> answer = new CompletableFuture<>();
 		CompensatingDecision.decide(units(requests, positions), requests.size(), operation)
-			.whenComplete((decision, failure) -> deliver(answer, requests, operation, decision, failure));
+			.whenComplete((decision, failure) -> this.late.deliver(answer, requests, operation, decision, failure));
 		return answer;
-	}
-
-	/**
-	 * Completes a caller's future with its decision; a caller that stopped waiting (the guard's deadline completed its
-	 * future) never learns it, so permits it took are given back: an admission nobody acts on must not count.
-	 */
-	private void deliver(CompletableFuture<Decision> answer, List<LimitRequest> requests, Operation operation,
-			Decision decision, Throwable failure) {
-		if (failure != null) {
-			answer.completeExceptionally(failure);
-		}
-		else if (!answer.complete(decision) && operation.acquires() && decision.allowed()) {
-			giveBack(requests, decision);
-		}
-	}
-
-	/** Gives back the permits of a decision that reached nobody; a refund that fails is logged (it under-admits only). */
-	private void giveBack(List<LimitRequest> requests, Decision decision) {
-		refundAsync(requests, decision).whenComplete((done, failure) -> {
-			if (failure != null) {
-				this.lostRefunds.warn(() -> "Rate limiter: could not give back the permits of a decision that came after"
-						+ " its caller stopped waiting (" + requests.get(0).limit().name() + "): "
-						+ OccasionalWarning.reason(failure) + "; they count until their window passes.");
-			}
-		});
 	}
 
 	private CompletionStage<Decision> decideOne(LimitRequest request, Operation operation) {
@@ -183,9 +159,9 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		}
 		else {
 			CompletableFuture<Decision> answer = new CompletableFuture<>();
-			sendBatch(List.of(new SlotLanes.Call(key, request, operation, answer))).whenComplete((decisions,
-					failure) -> deliver(answer, List.of(request), operation, (failure == null) ? decisions.get(0) : null,
-							failure));
+			sendBatch(List.of(new SlotLanes.Call(key, request, operation, answer)))
+				.whenComplete((decisions, failure) -> this.late.deliver(answer, List.of(request), operation,
+						(failure == null) ? decisions.get(0) : null, failure));
 			decision = answer;
 		}
 		if (this.denials == null) {

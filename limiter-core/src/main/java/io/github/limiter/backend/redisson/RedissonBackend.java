@@ -27,6 +27,7 @@ import io.github.limiter.backend.redis.KeyLayout;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.InstanceRegistry;
+import io.github.limiter.spi.LateAdmissions;
 import io.github.limiter.spi.OverrideStore;
 import io.github.limiter.spi.RateLimiterBackend;
 
@@ -69,6 +70,9 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 	private final TokenBucketMode tokenBucketMode;
 
 	private final Map<String, RateLimiterConfig> configured = new ConcurrentHashMap<>();
+
+	/** Gives back what was admitted after its caller stopped waiting (what an {@code RRateLimiter} holds stays taken). */
+	private final LateAdmissions late = new LateAdmissions(RedissonBackend.class, this::refundAsync);
 
 	private RedissonBackend(Builder builder) {
 		this.redisson = builder.redisson;
@@ -113,7 +117,12 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 			// Scripted limits first: they are refundable exactly, so a rejecting RRateLimiter costs nothing.
 			units.addAll(0, this.scripts.units(requests, scripted));
 		}
-		return CompensatingDecision.decide(units, requests.size(), operation);
+		// The caller holds a future of this backend's own: one that stopped waiting completes it, and an admission that
+		// comes after that is given back here.
+		CompletableFuture<Decision> answer = new CompletableFuture<>();
+		CompensatingDecision.decide(units, requests.size(), operation)
+			.whenComplete((decision, failure) -> this.late.deliver(answer, requests, operation, decision, failure));
+		return answer;
 	}
 
 	@Override

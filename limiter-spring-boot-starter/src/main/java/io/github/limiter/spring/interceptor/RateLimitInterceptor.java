@@ -290,18 +290,21 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			call.waiting = waiting;
 			acquired = waiting;
 		}
-		CompletableFuture<Admission> admitted = then(acquired, acquire -> {
+		// Held by a stage of its own, as a reservation is: one composed after it never runs once its caller gave up
+		// (cancelled it), and an admission that came meanwhile must still be found to be given back. Until the method
+		// runs (the decision on its way, a queue's delay, a hop to another thread), a cancel gives the permits back.
+		CompletableFuture<Admission> held = acquired.toCompletableFuture().thenApply(acquire -> {
 			Admission admission = Admission.acquired(acquire, call.enforced);
-			if (!acquire.allowed()) {
-				return CompletableFuture.completedFuture(admission);
+			if (acquire.allowed()) {
+				call.admitted = admission;
+				if (call.cancelled) {
+					giveBackAdmission(call);
+				}
 			}
-			// Until the method runs (a queue's delay, a hop to another thread), a cancel gives the permits back.
-			call.admitted = admission;
-			if (call.cancelled) {
-				giveBackAdmission(call);
-			}
-			return shadow(limiter, call, admission);
+			return admission;
 		});
+		CompletableFuture<Admission> admitted = then(held, admission -> (admission.rejecting() == null)
+				? shadow(limiter, call, admission) : CompletableFuture.completedFuture(admission));
 		if (reserved == null) {
 			return admitted;
 		}
