@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 import org.junit.jupiter.api.Test;
 
@@ -13,6 +12,7 @@ import io.github.limiter.backend.local.LocalBackend;
 import io.github.limiter.event.RateLimiterListener;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.testsupport.StubBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -82,22 +82,7 @@ class RateLimiterTests {
 
 	@Test
 	void listenersSeeBackendFailuresAndAFailingListenerChangesNothing() {
-		RateLimiterBackend broken = new RateLimiterBackend() {
-			@Override
-			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-				return CompletableFuture.failedFuture(new BackendException("down", null));
-			}
-
-			@Override
-			public CompletionStage<Void> resetAsync(Limit limit, String key) {
-				return CompletableFuture.completedFuture(null);
-			}
-
-			@Override
-			public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-				return CompletableFuture.completedFuture(null);
-			}
-		};
+		RateLimiterBackend broken = StubBackend.failingWith(new BackendException("down", null));
 		List<Throwable> failures = new ArrayList<>();
 		RateLimiter limiter = RateLimiter.of(broken).withListener(new RateLimiterListener() {
 			@Override

@@ -29,6 +29,7 @@ import io.github.limiter.backend.redis.spring.SpringDataRedisScriptExecutor;
 import io.github.limiter.backend.redisson.RedissonBackend;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.testsupport.RedisProcess;
+import io.github.limiter.testsupport.StubBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -444,24 +445,7 @@ class GuardedBackendIntegrationTests {
 
 	@Test
 	void aProgrammingErrorIsThrownNotHiddenByTheFailurePolicy() {
-		RateLimiterBackend broken = new RateLimiterBackend() {
-
-			@Override
-			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-				return CompletableFuture.failedFuture(new IllegalStateException("a bug"));
-			}
-
-			@Override
-			public CompletionStage<Void> resetAsync(Limit limit, String key) {
-				return CompletableFuture.completedFuture(null);
-			}
-
-			@Override
-			public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-				return CompletableFuture.completedFuture(null);
-			}
-
-		};
+		RateLimiterBackend broken = StubBackend.failingWith(new IllegalStateException("a bug"));
 		GuardedBackend guarded = GuardedBackend.builder(broken).failurePolicy(requests -> FailurePolicy.OPEN).build();
 		assertThatThrownBy(() -> decide(guarded, this.limit)).isInstanceOf(IllegalStateException.class).hasMessage("a bug");
 		assertThat(guarded.stats().degradedDecisions()).isZero();

@@ -2,8 +2,6 @@ package io.github.limiter.guard;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +12,7 @@ import io.github.limiter.Operation;
 import io.github.limiter.algorithm.FixedWindow;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.testsupport.StubBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,24 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LocalShareTests {
 
 	/** A backend that is down: every call fails at once. */
-	private static final RateLimiterBackend DOWN = new RateLimiterBackend() {
-
-		@Override
-		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-			return CompletableFuture.failedFuture(new BackendException("down", null));
-		}
-
-		@Override
-		public CompletionStage<Void> resetAsync(Limit limit, String key) {
-			return CompletableFuture.completedFuture(null);
-		}
-
-		@Override
-		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-			return CompletableFuture.completedFuture(null);
-		}
-
-	};
+	private static final RateLimiterBackend DOWN = StubBackend.failingWith(new BackendException("down", null));
 
 	/**
 	 * A limit per instance is this instance's own, not a share of one: 2 a minute on each of 3 instances stays 2 a
