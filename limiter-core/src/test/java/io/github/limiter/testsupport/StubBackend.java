@@ -15,11 +15,15 @@ import io.github.limiter.spi.RateLimiterBackend;
  * A backend for tests of what surrounds one (the guard, the limiter): its decisions come from a function, and resets
  * and refunds are done at once.
  */
-public final class StubBackend implements RateLimiterBackend {
+public class StubBackend implements RateLimiterBackend {
 
 	private final Function<List<LimitRequest>, CompletionStage<Decision>> decisions;
 
-	private StubBackend(Function<List<LimitRequest>, CompletionStage<Decision>> decisions) {
+	/**
+	 * A backend deciding by a function (a subclass of a type of its own, so that a test can tell it apart).
+	 * @param decisions the decision of each call
+	 */
+	protected StubBackend(Function<List<LimitRequest>, CompletionStage<Decision>> decisions) {
 		this.decisions = decisions;
 	}
 

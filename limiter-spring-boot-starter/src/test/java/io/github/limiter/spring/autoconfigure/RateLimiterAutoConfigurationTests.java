@@ -1,8 +1,6 @@
 package io.github.limiter.spring.autoconfigure;
 
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 import org.junit.jupiter.api.Test;
 import org.redisson.api.RedissonClient;
@@ -14,9 +12,6 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import io.github.limiter.Decision;
-import io.github.limiter.Limit;
-import io.github.limiter.LimitRequest;
-import io.github.limiter.Operation;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.backend.local.LocalBackend;
 import io.github.limiter.backend.redis.RedisScriptBackend;
@@ -246,22 +241,12 @@ class RateLimiterAutoConfigurationTests {
 			});
 	}
 
-	static class CustomBackend implements RateLimiterBackend {
+	/** A backend of the application's own, admitting everything. */
+	static class CustomBackend extends io.github.limiter.testsupport.StubBackend {
 
-		@Override
-		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-			return CompletableFuture.completedFuture(
-					Decision.of(requests.get(0).limit().name(), true, 1, 1, 0, 0, 0, 0, null));
-		}
-
-		@Override
-		public CompletionStage<Void> resetAsync(Limit limit, String key) {
-			return CompletableFuture.completedFuture(null);
-		}
-
-		@Override
-		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-			return CompletableFuture.completedFuture(null);
+		CustomBackend() {
+			super(requests -> CompletableFuture
+				.completedFuture(Decision.of(requests.get(0).limit().name(), true, 1, 1, 0, 0, 0, 0, null)));
 		}
 
 	}
