@@ -355,14 +355,23 @@ public final class RateLimiter {
 			return this.backend.decideAsync(requests, operation);
 		}
 		long start = System.nanoTime();
-		return this.backend.decideAsync(requests, operation).whenComplete((decision, failure) -> {
-			if (failure != null) {
-				notifyError(requests, operation, failure, System.nanoTime() - start);
-			}
-			else {
-				notifyDecision(requests, operation, decision, System.nanoTime() - start);
-			}
-		});
+		CompletableFuture<Decision> decided = this.backend.decideAsync(requests, operation).toCompletableFuture()
+			.whenComplete((decision, failure) -> {
+				if (failure != null) {
+					notifyError(requests, operation, failure, System.nanoTime() - start);
+				}
+				else {
+					notifyDecision(requests, operation, decision, System.nanoTime() - start);
+				}
+			});
+		if (decided.isDone()) {
+			return decided;
+		}
+		// The caller holds a future of the limiter's own: one that stops waiting completes it, and an admission that
+		// comes afterwards is given back.
+		CompletableFuture<Decision> answer = new CompletableFuture<>();
+		decided.whenComplete((decision, failure) -> this.late.deliver(answer, requests, operation, decision, failure));
+		return answer;
 	}
 
 	/**

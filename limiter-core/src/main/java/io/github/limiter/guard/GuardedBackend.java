@@ -138,7 +138,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private final AtomicLong lastSuspicionLog = new AtomicLong(System.nanoTime() - SUSPICION_LOG_NANOS);
 
-	/** Gives back what the backend admitted after its caller stopped waiting, when the guard is the one to see it. */
+	/** Gives back, where it was taken, what was admitted after its caller stopped waiting. */
 	private final LateAdmissions late;
 
 	private final AtomicLong degradedWhenOpened = new AtomicLong();
@@ -159,7 +159,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private GuardedBackend(Builder builder) {
 		this.delegate = builder.delegate;
-		this.late = new LateAdmissions(GuardedBackend.class, this.delegate::refundAsync);
+		this.late = new LateAdmissions(GuardedBackend.class, this::refundAsync);
 		this.registry = (builder.delegate instanceof InstanceRegistry known) ? known : null;
 		this.deadline = new AdaptiveDeadline(builder.deadline, builder.maxDeadline);
 		this.breaker = new CircuitBreaker(builder.openDuration, System::nanoTime);
@@ -225,7 +225,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		if (!call.isDone()) {
 			call.orTimeout(limit, TimeUnit.NANOSECONDS);
 		}
-		return call.handle((decision, failure) -> {
+		CompletableFuture<Decision> decided = call.handle((decision, failure) -> {
 			if (failure == null) {
 				// A remembered rejection never left this JVM: it tells neither the backend's latency nor that it is alive.
 				if (decision.origin() != Decision.Origin.REMEMBERED) {
@@ -236,6 +236,14 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			suspect(failure, limit);
 			return fallback(requests, operation);
 		});
+		if (decided.isDone()) {
+			return decided;
+		}
+		// The caller holds a future of the guard's own: one that stops waiting completes it, and what was admitted for
+		// it afterwards goes back where it was taken (the backend, or a local share).
+		CompletableFuture<Decision> answer = new CompletableFuture<>();
+		decided.whenComplete((decision, failure) -> this.late.deliver(answer, requests, operation, decision, failure));
+		return answer;
 	}
 
 	/** Calls the backend; a blocking client on another thread, so that the caller can stop waiting. */

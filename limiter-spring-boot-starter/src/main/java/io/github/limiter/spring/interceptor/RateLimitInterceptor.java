@@ -399,18 +399,28 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 * gave up while it waited for its turn).
 	 */
 	private void giveBackAdmission(Call call) {
-		Admission admission = ADMITTED.getAndSet(call, null);
+		giveBack(call, ADMITTED.getAndSet(call, null));
+	}
+
+	private void giveBack(Call call, Admission admission) {
 		if (admission != null) {
 			giveBack(call, admission.requests(), admission.decision(), "though it was cancelled before it ran");
 		}
 	}
 
 	/**
-	 * The method of an admitted call runs: from now on its permits are used, and a cancel no longer gives them back.
+	 * The method of an admitted call is about to run: from now on its permits are used, and a cancel no longer gives
+	 * them back. A call cancelled meanwhile does not run, and what it was admitted with goes back, once.
 	 * @param call the call
+	 * @return whether the method may run
 	 */
-	void running(Call call) {
-		ADMITTED.lazySet(call, null);
+	boolean running(Call call) {
+		Admission taken = ADMITTED.getAndSet(call, null);
+		if (!call.cancelled) {
+			return true;
+		}
+		giveBack(call, taken);
+		return false;
 	}
 
 	/** Gives a reservation back; a refund that fails leaves it taken (stricter, never looser), said at most every 10 s. */

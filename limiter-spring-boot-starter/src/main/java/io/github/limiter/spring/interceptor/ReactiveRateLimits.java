@@ -87,7 +87,9 @@ final class ReactiveRateLimits {
 		@SuppressWarnings("unchecked")
 		private Publisher<Object> publisher() {
 			try {
-				this.interceptor.running(this.call);
+				if (!this.interceptor.running(this.call)) {
+					return Mono.empty();
+				}
 				MethodInvocation clone = (this.invocation instanceof ProxyMethodInvocation proxy) ? proxy.invocableClone()
 						: this.invocation;
 				Object result = clone.proceed();
