@@ -207,7 +207,9 @@ public class RateLimitersEndpoint {
 			return new WebEndpointResponse<>(Map.of("limit", name, "error", ex.getMessage()),
 					WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 		}
-		return new WebEndpointResponse<>(collect().get(name));
+		LimitDescriptor limit = collect().get(name);
+		return new WebEndpointResponse<>((limit != null) ? limit
+				: Map.of("limit", name, "removed", "the stored overrides of a limit this application does not declare"));
 	}
 
 	private KeyState state(Limit limit, String key) {

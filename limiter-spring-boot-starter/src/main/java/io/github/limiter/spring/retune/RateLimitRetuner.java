@@ -99,7 +99,8 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	 * annotations, stored in the shared backend, then applied here; the other instances apply it at their next read.
 	 * @param limit the limit's name
 	 * @param settings the settings, as text ({@code max=20}, {@code window=1s}); empty to remove the overrides
-	 * @return the limit as it now is
+	 * @return the limit as it now is; {@code null} when the overrides removed were those of a limit this application
+	 * does not declare (left in the backend by a limit renamed or removed)
 	 * @throws IllegalArgumentException when the limit is unknown or a setting is not one that can be overridden
 	 * @throws IllegalStateException when a value is invalid (nothing changes)
 	 * @throws io.github.limiter.spi.BackendException when the shared backend could not store it: not applied here (a
@@ -107,6 +108,14 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	 */
 	public synchronized RateLimitOperation override(String limit, Map<String, String> settings) {
 		if (!current().containsKey(limit)) {
+			if (settings.isEmpty() && this.store != null
+					&& join(this.store.overrides(), "read the runtime overrides").containsKey(limit)) {
+				// Left by a limit that was renamed or removed: nothing here applies it, and nothing else could remove it.
+				join(this.store.override(limit, settings), "remove the overrides of limit '" + limit + "'");
+				logger.log(System.Logger.Level.INFO, "Runtime overrides of '" + limit
+						+ "', a limit this application does not declare, removed from the backend");
+				return null;
+			}
 			throw new IllegalArgumentException("There is no limit named '" + limit + "'");
 		}
 		Map<String, Map<String, String>> wanted = new TreeMap<>(this.overrides);

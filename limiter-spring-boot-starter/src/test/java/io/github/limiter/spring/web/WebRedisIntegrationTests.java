@@ -204,6 +204,16 @@ class WebRedisIntegrationTests {
 		assertThat(endless.statusCode()).isEqualTo(400);
 		assertThat(endless.body()).contains("'maxWait' = '200000d' must be at most 3660 days");
 		assertThat(post("/actuator/ratelimiters/nope", "{\"max\": \"1\"}").statusCode()).isEqualTo(400);
+		// Overrides left in Redis by a limit renamed since: no instance applies them, and DELETE removes them.
+		io.github.limiter.spi.OverrideStore store = (io.github.limiter.spi.OverrideStore) ((io.github.limiter.guard.GuardedBackend) this.rateLimiter
+			.backend()).delegate();
+		store.override("renamed-long-ago", java.util.Map.of("max", "5")).toCompletableFuture().join();
+		HttpResponse<String> orphan = delete("/actuator/ratelimiters/renamed-long-ago");
+		assertThat(orphan.statusCode()).isEqualTo(200);
+		assertThat(orphan.body()).contains("the stored overrides of a limit this application does not declare");
+		assertThat(store.overrides().toCompletableFuture().join()).doesNotContainKey("renamed-long-ago");
+		assertThat(delete("/actuator/ratelimiters/renamed-long-ago").statusCode()).as("nothing left to remove")
+			.isEqualTo(400);
 		assertThat(get("/actuator/ratelimiters/tuned").body()).as("an invalid override changes nothing")
 			.contains("\"capacity\":3");
 
