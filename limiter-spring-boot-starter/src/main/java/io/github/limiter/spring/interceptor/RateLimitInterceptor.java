@@ -290,21 +290,14 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			call.waiting = waiting;
 			acquired = waiting;
 		}
-		// Held by a stage of its own, as a reservation is: one composed after it never runs once its caller gave up
-		// (cancelled it), and an admission that came meanwhile must still be found to be given back. Until the method
-		// runs (the decision on its way, a queue's delay, a hop to another thread), a cancel gives the permits back.
-		CompletableFuture<Admission> held = acquired.toCompletableFuture().thenApply(acquire -> {
-			Admission admission = Admission.acquired(acquire, call.enforced);
-			if (acquire.allowed()) {
-				call.admitted = admission;
-				if (call.cancelled) {
-					giveBackAdmission(call);
-				}
-			}
-			return admission;
-		});
-		CompletableFuture<Admission> admitted = then(held, admission -> (admission.rejecting() == null)
-				? shadow(limiter, call, admission) : CompletableFuture.completedFuture(admission));
+		// An answer still on its way is held by a stage of its own, as a reservation is: one composed after it never
+		// runs once its caller gave up (cancelled it), and an admission that came meanwhile must still be found to be
+		// given back. An answer already there composes nothing.
+		CompletableFuture<Decision> decided = acquired.toCompletableFuture();
+		CompletableFuture<Admission> admitted = (decided.isDone() && !decided.isCompletedExceptionally())
+				? shadowIfAdmitted(limiter, call, hold(call, decided.join()))
+				: decided.thenApply(acquire -> hold(call, acquire))
+					.thenCompose(admission -> shadowIfAdmitted(limiter, call, admission));
 		if (reserved == null) {
 			return admitted;
 		}
@@ -317,6 +310,26 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				}
 			}
 		});
+	}
+
+	/**
+	 * The admission an acquire decided, held until the method runs (the decision on its way, a queue's delay, a hop to
+	 * another thread): a cancel before that gives the permits back.
+	 */
+	private Admission hold(Call call, Decision acquire) {
+		Admission admission = Admission.acquired(acquire, call.enforced);
+		if (acquire.allowed()) {
+			call.admitted = admission;
+			if (call.cancelled) {
+				giveBackAdmission(call);
+			}
+		}
+		return admission;
+	}
+
+	private CompletableFuture<Admission> shadowIfAdmitted(RateLimiter limiter, Call call, Admission admission) {
+		return (admission.rejecting() == null) ? shadow(limiter, call, admission)
+				: CompletableFuture.completedFuture(admission);
 	}
 
 	private CompletableFuture<Admission> shadow(RateLimiter limiter, Call call, Admission admission) {
