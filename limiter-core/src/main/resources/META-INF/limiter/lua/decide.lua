@@ -8,9 +8,11 @@
 -- ARGV[1]: '' to read the time from Redis (always, in production), or a time in microseconds (tests only).
 -- ARGV[2...]: the limits the decisions use, each sent once: its algorithm code, the number of its parameters, then
 --             its parameters (numbers, as the algorithm's file documents them).
--- Then, from the first argument after a limit that is not an algorithm code, the decisions, to the end: the operation ('a' acquire, 'c' check, 'r' record, 'x' delete, or 'f<time>' refund
--- of an acquire decided at <time>, in microseconds as that acquire returned it), a token unique to the decision (the
--- sliding-log member), the number of its limits, then for each its limit (1-based, as above) and its cost.
+-- Then, from the first argument after a limit that is not an algorithm code, the decisions, to the end: the
+-- operation ('a' acquire, 'c' check, 'r' record, 'x' delete, 'n' the limits of one cluster slot in an acquire that a
+-- limit on another slot rejected, or 'f<time>' refund of an acquire decided at <time>, in microseconds as that
+-- acquire returned it, which answers each limit as it is once the permits are back), a token unique to the decision
+-- (the sliding-log member), the number of its limits, then for each its limit (1-based, as above) and its cost.
 -- Returns {now, then for each decision, for each of its limits: allowed (0/1), remaining, retry after, reset after,
 -- delay}. A decision is allowed when all its limits are.
 --
@@ -91,14 +93,16 @@ while i <= last do
     end
     k = k + count
     i = i + 3 + 2 * count
-    if kind == 'a' or kind == 'c' then
-      local all = true
+    if kind == 'a' or kind == 'c' or kind == 'n' then
+      -- 'n': the part, on this cluster slot, of an acquire that a limit on another slot rejected. It consumes nothing
+      -- and answers what a rejected acquire answers.
+      local all = kind ~= 'n'
       for j = 1, count do
         local l = used[j]
         outcomes[j] = {l[2].evaluate(keys[j], l[1], l[3], now, costs[j])}
         all = all and outcomes[j][1]
       end
-      if kind == 'a' then
+      if kind ~= 'c' then
         for j = 1, count do
           local l = used[j]
           local o = outcomes[j]
@@ -128,11 +132,14 @@ while i <= last do
         if kind == 'x' then
           kv_del(keys[j])
           redis.call('DEL', keys[j])
+          outcomes[j] = {true, 0, 0, 0, 0}
         else
           local l = used[j]
           l[2].refund(keys[j], l[1], l[3], now, costs[j], token, charged)
+          -- What the limit answers now that the permits are back, consuming nothing: as an acquire rejected by
+          -- another limit answers for this one.
+          outcomes[j] = {l[2].evaluate(keys[j], l[1], l[3], now, 0)}
         end
-        outcomes[j] = {true, 0, 0, 0, 0}
       end
     else
       return redis.error_reply('limiter: unknown operation ' .. tostring(op))

@@ -16,7 +16,10 @@ import io.github.limiter.spi.OccasionalWarning;
  * or Redisson {@code RRateLimiter}s next to scripted limits).
  *
  * <p>An {@link Operation#ACQUIRE} runs the units one after the other; each is atomic by itself. When a unit rejects
- * (or fails), the units that already consumed are refunded and the decision is a rejection. Between a unit's
+ * (or fails), the units that already consumed are refunded and the decision is a rejection; each part then answers
+ * what one atomic decision would have answered for it (a limit with room untouched, as it is after the refund or
+ * without taking anything; a limit without room its rejection), so that a decision reads the same on a cluster as on
+ * one Redis. Between a unit's
  * consumption and its refund, a concurrent call may see those permits as taken and be rejected: the method can
  * under-admit briefly, never over-admit. {@link Operation#CHECK} and {@link Operation#RECORD} run the units
  * concurrently.
@@ -54,29 +57,44 @@ public final class CompensatingDecision {
 		DecisionUnit unit = units.get(index);
 		return unit.run(operation).handle((decisions, failure) -> {
 			if (failure != null) {
-				return refund(units, index).thenCompose(ignored -> CompletableFuture.<Void>failedFuture(failure));
+				List<CompletableFuture<?>> refunds = new ArrayList<>(index);
+				for (int i = 0; i < index; i++) {
+					refunds.add(refund(units.get(i), parts));
+				}
+				return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new))
+					.thenCompose(ignored -> CompletableFuture.<Void>failedFuture(failure));
 			}
 			boolean allowed = place(unit, decisions, parts);
 			if (allowed) {
 				return acquire(units, index + 1, operation, parts);
 			}
-			return refund(units, index).thenCombine(runAll(units, index + 1, Operation.CHECK, parts), (a, b) -> (Void) null);
+			// Rejected: the units before give back what they took, the units after take nothing, and every part then
+			// reads as one atomic decision would have answered it.
+			List<CompletableFuture<?>> answers = new ArrayList<>(units.size() - 1);
+			for (int i = 0; i < units.size(); i++) {
+				if (i < index) {
+					answers.add(refund(units.get(i), parts));
+				}
+				else if (i > index) {
+					DecisionUnit later = units.get(i);
+					answers.add(later.untaken().thenAccept(untaken -> place(later, untaken, parts)).toCompletableFuture());
+				}
+			}
+			return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
 		}).thenCompose(stage -> stage);
 	}
 
-	/** Refunds the units before {@code end}, which all consumed. A failed refund is logged: it can only under-admit. */
-	private static CompletionStage<Void> refund(List<DecisionUnit> units, int end) {
-		List<CompletableFuture<Void>> refunds = new ArrayList<>(end);
-		for (int i = 0; i < end; i++) {
-			DecisionUnit unit = units.get(i);
-			refunds.add(unit.refund().toCompletableFuture().exceptionally(ex -> {
-				failedRefunds.warn(() -> "Rate limiter: could not refund the permits of " + unit
-						+ " after another limit of the same decision rejected (" + OccasionalWarning.reason(ex)
-						+ "); they count until their window passes.");
-				return null;
-			}));
-		}
-		return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new));
+	/**
+	 * Refunds a unit that consumed, and places what its limits answer once the permits are back. A failed refund is
+	 * logged, and its parts stay as the acquire left them: it can only under-admit.
+	 */
+	private static CompletableFuture<Void> refund(DecisionUnit unit, Decision[] parts) {
+		return unit.refund().thenAccept(after -> place(unit, after, parts)).toCompletableFuture().exceptionally(ex -> {
+			failedRefunds.warn(() -> "Rate limiter: could not refund the permits of " + unit
+					+ " after another limit of the same decision rejected (" + OccasionalWarning.reason(ex)
+					+ "); they count until their window passes.");
+			return null;
+		});
 	}
 
 	private static CompletionStage<Void> runAll(List<DecisionUnit> units, int from, Operation operation, Decision[] parts) {

@@ -26,9 +26,18 @@ public interface DecisionUnit {
 	CompletionStage<List<Decision>> run(Operation operation);
 
 	/**
-	 * Gives back what a successful {@link Operation#ACQUIRE} of this unit consumed.
-	 * @return completes when done
+	 * Decides this unit's requests as parts of an {@link Operation#ACQUIRE} that another unit rejected: consumes
+	 * nothing, and answers what one atomic decision over every request would answer for them, a limit with room
+	 * reporting itself untouched and a limit without its rejection.
+	 * @return one decision per request, in the order of {@link #positions()}
 	 */
-	CompletionStage<Void> refund();
+	CompletionStage<List<Decision>> untaken();
+
+	/**
+	 * Gives back what a successful {@link Operation#ACQUIRE} of this unit consumed.
+	 * @return completes when done, with what each request's limit answers then, consuming nothing: untouched, when the
+	 * permits came back; as the acquire left it, when this unit cannot give them back
+	 */
+	CompletionStage<List<Decision>> refund();
 
 }

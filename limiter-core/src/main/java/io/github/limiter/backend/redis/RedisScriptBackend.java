@@ -184,7 +184,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	 * Keeps the denial cache right around a call that gives permits back (a reset or a refund): the keys are forgotten
 	 * before it is sent, and again once it is done, so that no rejection decided before it stays behind.
 	 */
-	private CompletionStage<Void> improving(List<String> keys, Supplier<CompletionStage<Void>> call) {
+	private <T> CompletionStage<T> improving(List<String> keys, Supplier<CompletionStage<T>> call) {
 		if (this.denials == null) {
 			return call.get();
 		}
@@ -312,7 +312,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		LimitRequest request = LimitRequest.of(limit, key);
 		ScriptUnit unit = new ScriptUnit(List.of(request), List.of(0), argumentTime(), "");
-		return improving(unit.keys, () -> execute(unit.call("x")).thenApply(reply -> null));
+		return improving(unit.keys, () -> execute(unit.call("x")).<Void>thenApply(reply -> null));
 	}
 
 	@Override
@@ -336,7 +336,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 				token = parts.get(i).token();
 			}
 		}
-		List<CompletableFuture<Void>> refunds = new ArrayList<>();
+		List<CompletableFuture<?>> refunds = new ArrayList<>();
 		for (ScriptUnit unit : units(requests, positions, token)) {
 			refunds.add(unit.refund(parts.get(unit.positions().get(0)).timeMicros()).toCompletableFuture());
 		}
@@ -439,12 +439,19 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		}
 
 		@Override
-		public CompletionStage<Void> refund() {
+		public CompletionStage<List<Decision>> untaken() {
+			ScriptCall call = call("n");
+			return execute(call).thenApply(reply -> call.decode(reply).get(0));
+		}
+
+		@Override
+		public CompletionStage<List<Decision>> refund() {
 			return refund(this.chargedAt);
 		}
 
-		CompletionStage<Void> refund(long chargedAt) {
-			return improving(this.keys, () -> execute(call("f" + chargedAt)).thenApply(reply -> null));
+		CompletionStage<List<Decision>> refund(long chargedAt) {
+			ScriptCall call = call("f" + chargedAt);
+			return improving(this.keys, () -> execute(call).thenApply(reply -> call.decode(reply).get(0)));
 		}
 
 		ScriptCall call(String operation) {

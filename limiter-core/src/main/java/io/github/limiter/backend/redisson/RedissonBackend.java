@@ -253,8 +253,26 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 			return this.positions;
 		}
 
+		/** What the last {@link #run} answered: the refund leaves the permits taken, so its answer stands. */
+		private volatile List<Decision> answered;
+
 		@Override
 		public CompletionStage<List<Decision>> run(Operation operation) {
+			return answer(operation, operation == Operation.CHECK)
+				.thenApply(decisions -> this.answered = decisions);
+		}
+
+		/** A check's answer, except that a limit with room reports what it holds now, not what a call would leave. */
+		@Override
+		public CompletionStage<List<Decision>> untaken() {
+			return answer(Operation.CHECK, false);
+		}
+
+		/**
+		 * @param operation the operation
+		 * @param asIfTaken whether an admitted check reports what would remain after the call, as the scripts do
+		 */
+		private CompletionStage<List<Decision>> answer(Operation operation, boolean asIfTaken) {
 			CompletionStage<Boolean> verdict = verdict(operation).handle((allowed, failure) -> {
 				if (failure == null) {
 					return CompletableFuture.completedFuture(allowed);
@@ -274,7 +292,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 				.thenCompose(available -> this.limiter.expireAsync(keepAlive).thenApply(expiring -> available))
 				.thenApply(available -> {
 					// Like the scripts, a check reports what would remain after the call.
-					long remaining = (operation == Operation.CHECK && allowed) ? available - cost : available;
+					long remaining = (asIfTaken && allowed) ? available - cost : available;
 					return List.of(decision(allowed, remaining));
 				}))
 				.handle((decisions, failure) -> {
@@ -316,9 +334,9 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		 * permits stay taken until the interval passes (stricter, never looser); said once.
 		 */
 		@Override
-		public CompletionStage<Void> refund() {
+		public CompletionStage<List<Decision>> refund() {
 			keptByRateLimiter(this.request);
-			return CompletableFuture.completedFuture(null);
+			return CompletableFuture.completedFuture(this.answered);
 		}
 
 		@Override

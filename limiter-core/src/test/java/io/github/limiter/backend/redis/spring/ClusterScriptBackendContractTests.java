@@ -17,6 +17,7 @@ import io.github.limiter.LimitRequest;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.TimeSource;
 import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.backend.BackendContractTests;
 import io.github.limiter.backend.redis.KeyLayout;
 import io.github.limiter.backend.redis.RedisScriptBackend;
@@ -49,6 +50,25 @@ class ClusterScriptBackendContractTests extends BackendContractTests {
 			.keyPrefix(TestRedis.uniquePrefix())
 			.testClock(clock)
 			.build();
+	}
+
+	@Test
+	void aDecisionRejectedOnOneSlotReadsAsOnOneRedis() {
+		RedisScriptBackend backend = (RedisScriptBackend) this.limiter.backend();
+		TokenBucket perUser = TokenBucket.of("per-user", 5, Duration.ofMinutes(1));
+		FixedWindow global = FixedWindow.of("global", 1, Duration.ofMinutes(1));
+		List<LimitRequest> call = List.of(LimitRequest.of(perUser, "alice"), LimitRequest.of(global, "everyone"));
+		assertThat(KeyLayout.slot(backend.layout().key(call.get(0))))
+			.isNotEqualTo(KeyLayout.slot(backend.layout().key(call.get(1))));
+		assertThat(this.limiter.acquire(call.toArray(LimitRequest[]::new)).allowed()).isTrue();
+
+		// The per-user bucket, decided first on its own slot, takes a permit and gives it back when the global window
+		// rejects: its part says what it holds, as one script call over both limits would, not what it briefly took.
+		Decision rejected = this.limiter.acquire(call.toArray(LimitRequest[]::new));
+		assertThat(rejected.allowed()).isFalse();
+		assertDecision(rejected.parts().get(0), true, 4, 0, Duration.ofSeconds(12));
+		assertDecision(rejected.parts().get(1), false, 0, Duration.ofMinutes(1), Duration.ofMinutes(1));
+		assertDecision(this.limiter.check(perUser, "alice"), true, 3, 0, Duration.ofSeconds(24));
 	}
 
 	@Test
