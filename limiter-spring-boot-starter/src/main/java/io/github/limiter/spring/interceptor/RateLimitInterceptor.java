@@ -196,11 +196,40 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				return;
 			}
 			outcome[0] = admission;
-			Executor later = (admission.delayNanos() > 0)
-					? CompletableFuture.delayedExecutor(admission.delayNanos(), TimeUnit.NANOSECONDS, executor) : executor;
-			later.execute(proceed);
+			if (admission.delayNanos() > 0) {
+				// The delay's thread only hands the method over, so that a refusal is seen here too.
+				CompletableFuture.delayedExecutor(admission.delayNanos(), TimeUnit.NANOSECONDS, Runnable::run)
+					.execute(() -> runOn(executor, proceed, call, admission, result));
+			}
+			else {
+				runOn(executor, proceed, call, admission, result);
+			}
 		});
 		return result;
+	}
+
+	/**
+	 * Hands a {@code CompletionStage} method to the continuation executor. An executor that refuses it (shut down with
+	 * its context, or full) fails the call rather than leave its stage pending for ever; the permits it was admitted
+	 * with go back, since the method never runs.
+	 */
+	private void runOn(Executor executor, Runnable proceed, Call call, Admission admission,
+			CompletableFuture<Object> result) {
+		try {
+			executor.execute(proceed);
+		}
+		catch (RuntimeException refused) {
+			logEvery("refused:" + call.limited.description(), System.Logger.Level.WARNING, () -> "Could not run "
+					+ call.limited.description() + ": the executor of limited methods that return a CompletionStage "
+					+ "refused it (" + refused + "); its caller gets that failure. Logged at most every 10 s per method");
+			if (admission.rejection() != null) {
+				result.completeExceptionally(refused);
+				return;
+			}
+			// The caller learns of the failure once the permits are back.
+			giveBack(call, admission.requests(), admission.decision(), "though its method never ran")
+				.whenComplete((done, problem) -> result.completeExceptionally(refused));
+		}
 	}
 
 	/** Runs an admitted (or rejected) {@code CompletionStage} method on the current thread. */
@@ -217,7 +246,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		describe(call, admission.decision(), admission.requests());
 		CompletableFuture<Object> proceeded = new CompletableFuture<>();
 		try {
-			((CompletionStage<?>) invocation.proceed()).whenComplete((result, failure) -> {
+			CompletionStage<?> stage = (CompletionStage<?>) invocation.proceed();
+			// A method that returns no stage at all is taken as one that completed with nothing, as @Async takes it.
+			(stage != null ? stage : CompletableFuture.completedFuture(null)).whenComplete((result, failure) -> {
 				try {
 					settleSafely(call, unwrap(failure), result, false);
 				}
