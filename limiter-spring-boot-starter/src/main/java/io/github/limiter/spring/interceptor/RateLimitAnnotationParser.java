@@ -420,7 +420,8 @@ final class RateLimitAnnotationParser {
 	}
 
 	/**
-	 * Fails when an annotated method of the class can never be intercepted by a proxy.
+	 * Fails when an annotated method of the class can never be intercepted by a proxy: annotated itself, through a
+	 * composed annotation, or through the interface or superclass method it implements.
 	 * @param type a bean class
 	 */
 	static void checkInterceptable(Class<?> type) {
@@ -436,8 +437,10 @@ final class RateLimitAnnotationParser {
 							+ parameterList(method, false) + " is final, so no proxy can intercept its calls and the limit"
 							+ " would never apply to it; make the method not final, or annotate the methods one by one");
 				}
-				if (!method.isAnnotationPresent(RateLimit.class)
-						&& !method.isAnnotationPresent(RateLimits.class)) {
+				// Found as the pointcut finds them: on the method, through composed annotations, or on the method it
+				// implements or overrides.
+				if (method.isSynthetic() || AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimit.class,
+						RateLimits.class).isEmpty()) {
 					continue;
 				}
 				String problem = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"

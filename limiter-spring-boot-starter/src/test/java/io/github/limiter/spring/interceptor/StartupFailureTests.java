@@ -211,6 +211,61 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aFinalMethodLimitedByItsInterfaceFailsStartup() {
+		assertStartupFails(FinalImplementation.class, "Invalid @RateLimit on " + FinalImplementation.class.getName()
+				+ ".call(): the method is final, so no proxy can intercept its calls and the limit would never apply");
+	}
+
+	interface LimitedApi {
+
+		@RateLimit(name = "api", max = "1", window = "1h")
+		String call();
+
+	}
+
+	static class FinalImplementation implements LimitedApi {
+
+		@Override
+		public final String call() {
+			return "ok";
+		}
+
+	}
+
+	@Test
+	void aComposedAnnotationOnAFinalOrPrivateMethodFailsStartup() {
+		assertStartupFails(ComposedOnFinal.class, "Invalid @RateLimit on " + ComposedOnFinal.class.getName()
+				+ ".call(): the method is final, so no proxy can intercept its calls and the limit would never apply");
+		assertStartupFails(ComposedOnPrivate.class, "Invalid @RateLimit on " + ComposedOnPrivate.class.getName()
+				+ ".call(): the method is private, so no proxy can intercept its calls and the limit would never apply");
+	}
+
+	@java.lang.annotation.Retention(java.lang.annotation.RetentionPolicy.RUNTIME)
+	@java.lang.annotation.Target(java.lang.annotation.ElementType.METHOD)
+	@RateLimit(max = "1", window = "1h")
+	@interface OncePerHour {
+
+	}
+
+	static class ComposedOnFinal {
+
+		@OncePerHour
+		public final String call() {
+			return "ok";
+		}
+
+	}
+
+	static class ComposedOnPrivate {
+
+		@OncePerHour
+		private String call() {
+			return "ok";
+		}
+
+	}
+
+	@Test
 	void privateMethodCannotBeIntercepted() {
 		assertStartupFails(PrivateMethod.class, "Invalid @RateLimit on " + PrivateMethod.class.getName()
 				+ ".call(): the method is private, so no proxy can intercept its calls and the limit would never apply");
