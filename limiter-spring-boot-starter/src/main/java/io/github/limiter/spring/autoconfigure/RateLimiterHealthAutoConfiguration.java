@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -13,6 +14,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.type.AnnotationMetadata;
 
 import io.github.limiter.spi.RateLimiterBackend;
@@ -60,14 +62,57 @@ public final class RateLimiterHealthAutoConfiguration {
 
 	}
 
-	/** Registers the indicator with its real type, so that the health registry finds it before it is created. */
-	abstract static class Registrar implements ImportBeanDefinitionRegistrar, BeanFactoryAware {
+	/**
+	 * Registers the indicator by the class of its factory and the health package as its one argument, with the
+	 * indicator's real type, so that the health registry finds it before it is created and Spring AOT can write its
+	 * registration as code (a bean defined by an instance supplier cannot be processed ahead of time).
+	 */
+	abstract static class Registrar implements ImportBeanDefinitionRegistrar {
+
+		private final String healthPackage;
+
+		Registrar(String healthPackage) {
+			this.healthPackage = healthPackage;
+		}
+
+		@Override
+		public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+			if (registry.containsBeanDefinition(BEAN_NAME)) {
+				return;
+			}
+			Class<?> indicator;
+			try {
+				indicator = Class.forName(this.healthPackage + ".HealthIndicator", false,
+						RateLimiterHealthAutoConfiguration.class.getClassLoader());
+			}
+			catch (ClassNotFoundException ex) {
+				return;
+			}
+			RootBeanDefinition definition = new RootBeanDefinition(HealthIndicatorFactory.class);
+			definition.setTargetType(ResolvableType.forClassWithGenerics(HealthIndicatorFactory.class, indicator));
+			definition.getConstructorArgumentValues().addIndexedArgumentValue(0, this.healthPackage);
+			registry.registerBeanDefinition(BEAN_NAME, definition);
+		}
+
+	}
+
+	/**
+	 * Makes the health indicator of the backend, as the {@code HealthIndicator} of the given package (Spring Boot 4
+	 * moved it).
+	 *
+	 * @param <T> the indicator type
+	 */
+	public static final class HealthIndicatorFactory<T> implements FactoryBean<T>, BeanFactoryAware {
 
 		private final String healthPackage;
 
 		private BeanFactory beanFactory;
 
-		Registrar(String healthPackage) {
+		/**
+		 * A factory of the indicator of one Spring Boot line.
+		 * @param healthPackage the package of {@code HealthIndicator} and {@code Health}
+		 */
+		public HealthIndicatorFactory(String healthPackage) {
 			this.healthPackage = healthPackage;
 		}
 
@@ -77,31 +122,22 @@ public final class RateLimiterHealthAutoConfiguration {
 		}
 
 		@Override
-		public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-			if (registry.containsBeanDefinition(BEAN_NAME)) {
-				return;
-			}
-			ClassLoader classLoader = RateLimiterHealthAutoConfiguration.class.getClassLoader();
-			Class<?> indicator;
+		@SuppressWarnings("unchecked")
+		public T getObject() throws ClassNotFoundException {
+			RateLimiterBackend backend = this.beanFactory.getBean(io.github.limiter.RateLimiter.class).backend();
+			return (T) new BackendHealth(backend, BackendNames.of(backend), Duration.ofSeconds(1))
+				.asHealthIndicator(this.healthPackage, RateLimiterHealthAutoConfiguration.class.getClassLoader());
+		}
+
+		@Override
+		public Class<?> getObjectType() {
 			try {
-				indicator = Class.forName(this.healthPackage + ".HealthIndicator", false, classLoader);
+				return Class.forName(this.healthPackage + ".HealthIndicator", false,
+						RateLimiterHealthAutoConfiguration.class.getClassLoader());
 			}
 			catch (ClassNotFoundException ex) {
-				return;
+				return null;
 			}
-			RootBeanDefinition definition = new RootBeanDefinition(indicator);
-			BeanFactory factory = this.beanFactory;
-			definition.setInstanceSupplier(() -> {
-				RateLimiterBackend backend = factory.getBean(io.github.limiter.RateLimiter.class).backend();
-				try {
-					return new BackendHealth(backend, BackendNames.of(backend), Duration.ofSeconds(1))
-						.asHealthIndicator(this.healthPackage, classLoader);
-				}
-				catch (ClassNotFoundException ex) {
-					throw new IllegalStateException(ex);
-				}
-			});
-			registry.registerBeanDefinition(BEAN_NAME, definition);
 		}
 
 	}
