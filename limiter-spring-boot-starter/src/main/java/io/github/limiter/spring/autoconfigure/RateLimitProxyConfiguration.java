@@ -5,6 +5,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.context.EnvironmentAware;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -117,13 +118,25 @@ class RateLimitProxyConfiguration {
 
 	/**
 	 * Registers the infrastructure auto-proxy creator if the application has none (Boot's AOP auto-configuration
-	 * normally registers one, or upgrades this one, and sets class-based proxying).
+	 * normally registers one, or upgrades this one, and sets class-based proxying). Without Boot's AOP
+	 * ({@code spring.aop.auto=false}) it proxies classes all the same, as {@code spring.aop.proxy-target-class} says
+	 * (true by default), so that a limit never turns a bean injected by its class into an interface proxy.
 	 */
-	static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
+	static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar, EnvironmentAware {
+
+		private Environment environment;
+
+		@Override
+		public void setEnvironment(Environment environment) {
+			this.environment = environment;
+		}
 
 		@Override
 		public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
 			AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+			if (this.environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true)) {
+				AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
+			}
 		}
 
 	}

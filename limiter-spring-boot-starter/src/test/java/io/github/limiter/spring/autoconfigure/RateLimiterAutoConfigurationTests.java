@@ -47,6 +47,47 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
+	void withoutBootsAopABeanWithAnInterfaceIsStillInjectableByItsClass() {
+		// Only the limiter's auto-configuration: as with spring.aop.auto=false, the limiter registers the proxy creator.
+		this.runner.withBean(GreeterImpl.class).withBean(GreeterClient.class).run(context -> {
+			assertThat(context).hasNotFailed();
+			GreeterImpl greeter = context.getBean(GreeterClient.class).greeter;
+			assertThat(greeter.greet()).isEqualTo("hello");
+			assertThat(org.junit.jupiter.api.Assertions.assertThrows(io.github.limiter.RateLimitExceededException.class,
+					greeter::greet).getMessage()).contains("greeting");
+		});
+		this.runner.withPropertyValues("spring.aop.proxy-target-class=false").withBean(GreeterImpl.class).run(context -> {
+			assertThat(context.getBean(Greeter.class)).isNotInstanceOf(GreeterImpl.class);
+		});
+	}
+
+	interface Greeter {
+
+		String greet();
+
+	}
+
+	static class GreeterImpl implements Greeter {
+
+		@Override
+		@io.github.limiter.spring.annotation.RateLimit(name = "greeting", max = "1", window = "1h")
+		public String greet() {
+			return "hello";
+		}
+
+	}
+
+	static class GreeterClient {
+
+		final GreeterImpl greeter;
+
+		GreeterClient(GreeterImpl greeter) {
+			this.greeter = greeter;
+		}
+
+	}
+
+	@Test
 	void aConnectionFactoryMeansTheRedisBackend() {
 		this.runner.withBean(RedisConnectionFactory.class, RateLimiterAutoConfigurationTests::connectionFactory)
 			.run(context -> assertThat(context).hasSingleBean(RedisScriptBackend.class).doesNotHaveBean(LocalBackend.class));
