@@ -177,12 +177,23 @@ public class RateLimitersEndpoint {
 	}
 
 	/**
-	 * Removes the runtime overrides of a limit, on every instance that shares the backend.
+	 * Removes the runtime overrides of a limit, on every instance that shares the backend; or, given a {@code key}
+	 * parameter, forgets that key instead: the way to reset a key that a path cannot hold, the empty key (a limit
+	 * without a key, or the bucket of empty keys) or one with a {@code /}.
 	 * @param name the limit's name
-	 * @return the limit as it now is
+	 * @param key the key to reset, or {@code null} to remove the overrides
+	 * @return the limit as it now is, or the key's state after the reset
 	 */
 	@DeleteOperation
-	public WebEndpointResponse<Object> removeOverrides(@Selector String name) {
+	public WebEndpointResponse<Object> removeOverrides(@Selector String name, @Nullable String key) {
+		if (key != null) {
+			LimitDescriptor descriptor = collect().get(name);
+			if (descriptor == null) {
+				return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+			}
+			this.rateLimiter.reset(descriptor.limit, request(descriptor.limit, key).key());
+			return new WebEndpointResponse<>(state(descriptor.limit, key));
+		}
 		return override(name, Map.of());
 	}
 

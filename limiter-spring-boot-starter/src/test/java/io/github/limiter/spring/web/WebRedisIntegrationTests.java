@@ -78,6 +78,17 @@ class WebRedisIntegrationTests {
 	}
 
 	@Test
+	void theEmptyKeyIsResetByAParameter() throws Exception {
+		get("/keyless");
+		assertThat(get("/keyless").statusCode()).isEqualTo(429);
+		HttpResponse<String> reset = delete("/actuator/ratelimiters/keyless?key=");
+		assertThat(reset.statusCode()).isEqualTo(200);
+		assertThat(reset.body()).contains("\"key\":\"\"").contains("\"available\":1");
+		assertThat(get("/keyless").statusCode()).isEqualTo(200);
+		assertThat(delete("/actuator/ratelimiters/nowhere?key=").statusCode()).isEqualTo(404);
+	}
+
+	@Test
 	void theRedisBackendIsUsed() {
 		assertThat(this.rateLimiter.backend()).isInstanceOf(GuardedBackend.class);
 		assertThat(((GuardedBackend) this.rateLimiter.backend()).delegate()).isInstanceOf(RedisScriptBackend.class);
@@ -266,6 +277,12 @@ class WebRedisIntegrationTests {
 
 		public String busy(String sku, RateLimitExceededException rejection) {
 			return "busy, try again later";
+		}
+
+		@GetMapping("/keyless")
+		@RateLimit(name = "keyless", max = "1", window = "1h", algorithm = Algorithm.FIXED_WINDOW)
+		public String keyless() {
+			return "ok";
 		}
 
 		@GetMapping("/metered")
