@@ -253,7 +253,7 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		if (annotations.isEmpty() && specific != method) {
 			annotations.addAll(AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimit.class, RateLimits.class));
 		}
-		List<RateLimit> typeAnnotations = Modifier.isPublic(specific.getModifiers()) ? new ArrayList<>(
+		List<RateLimit> typeAnnotations = RateLimitAnnotationParser.coveredByClassLimit(specific) ? new ArrayList<>(
 				AnnotatedElementUtils.findMergedRepeatableAnnotations(userClass, RateLimit.class, RateLimits.class))
 				: List.of();
 		if (annotations.isEmpty() && typeAnnotations.isEmpty()) {

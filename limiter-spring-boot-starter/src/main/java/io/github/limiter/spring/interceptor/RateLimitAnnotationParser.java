@@ -22,6 +22,7 @@ import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ReflectionUtils;
 import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
 
@@ -430,8 +431,7 @@ final class RateLimitAnnotationParser {
 		for (Class<?> current = type; current != null && current != Object.class; current = current.getSuperclass()) {
 			for (Method method : current.getDeclaredMethods()) {
 				int modifiers = method.getModifiers();
-				if (classLimited && Modifier.isPublic(modifiers) && Modifier.isFinal(modifiers) && !Modifier.isStatic(modifiers)
-						&& !method.isSynthetic()) {
+				if (classLimited && coveredByClassLimit(method) && Modifier.isFinal(modifiers) && !method.isSynthetic()) {
 					throw new IllegalStateException("Invalid @RateLimit on class " + type.getName()
 							+ ": it applies to every public method, and " + current.getName() + "." + method.getName()
 							+ parameterList(method, false) + " is final, so no proxy can intercept its calls and the limit"
@@ -452,6 +452,19 @@ final class RateLimitAnnotationParser {
 				}
 			}
 		}
+	}
+
+	/**
+	 * Whether a limit on the class applies to a method: every public instance method, except the class's own
+	 * {@code toString}, {@code equals} and {@code hashCode}, which logging and collections call without the
+	 * application asking for anything.
+	 * @param method a method of a limited class
+	 * @return whether the class's limit applies to it
+	 */
+	static boolean coveredByClassLimit(Method method) {
+		return Modifier.isPublic(method.getModifiers()) && !Modifier.isStatic(method.getModifiers())
+				&& !ReflectionUtils.isToStringMethod(method) && !ReflectionUtils.isEqualsMethod(method)
+				&& !ReflectionUtils.isHashCodeMethod(method);
 	}
 
 	/**

@@ -149,6 +149,21 @@ class RateLimitAnnotationTests {
 	}
 
 	@Test
+	void aClassLevelLimitLeavesToStringEqualsAndHashCodeAlone() {
+		this.runner.run(context -> {
+			Reports reports = context.getBean(Reports.class);
+			// (A class proxy answers equals and hashCode itself; toString reaches the bean through the advice.)
+			for (int i = 0; i < 3; i++) {
+				assertThat(reports.toString()).isEqualTo("reports");
+				assertThat(reports.equals(reports)).isTrue();
+				assertThat(reports.hashCode()).isEqualTo(reports.hashCode());
+			}
+			reports.daily();
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(reports::daily);
+		});
+	}
+
+	@Test
 	void aClassLevelLimitAndTheMethodsOwnAreBothApplied() {
 		this.runner.run(context -> {
 			Reports reports = context.getBean(Reports.class);
@@ -346,6 +361,21 @@ class RateLimitAnnotationTests {
 
 		@RateLimit(key = "#user", max = "5", window = "1h")
 		public void perUser(String user) {
+		}
+
+		@Override
+		public String toString() {
+			return "reports";
+		}
+
+		@Override
+		public boolean equals(Object other) {
+			return other instanceof Reports;
+		}
+
+		@Override
+		public int hashCode() {
+			return 1;
 		}
 
 	}
