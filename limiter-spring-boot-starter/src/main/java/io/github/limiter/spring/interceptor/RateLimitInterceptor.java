@@ -59,6 +59,17 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Decision> RESERVED =
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Decision.class, "reserved");
 
+	/** Whether a class prints its objects by identity ({@code Object.toString()}): each object a key of its own. */
+	private static final ClassValue<Boolean> IDENTITY_TEXT = new ClassValue<>() {
+
+		@Override
+		protected Boolean computeValue(Class<?> type) {
+			java.lang.reflect.Method toString = org.springframework.util.ReflectionUtils.findMethod(type, "toString");
+			return toString == null || toString.getDeclaringClass() == Object.class;
+		}
+
+	};
+
 	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Admission> ADMITTED =
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Admission.class, "admitted");
 
@@ -647,9 +658,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			int argument = operation.keyArgument();
 			Object value = (argument >= 0) ? ((argument < this.args.length) ? this.args[argument] : null)
 					: expression.getValue(context(RateLimitInterceptor.this.beanResolver));
-			// A principal is keyed by its name: its toString() can carry a session id or credentials details.
-			String key = (value instanceof java.security.Principal principal) ? principal.getName()
-					: (value != null) ? value.toString() : null;
+			String key = keyText(operation, value);
 			if (key == null || key.isEmpty()) {
 				if (RateLimitInterceptor.this.properties.getEmptyKey() == RateLimiterProperties.EmptyKey.REJECT) {
 					throw badKey(operation, RateLimitKeyException.Reason.MISSING,
@@ -659,6 +668,31 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				return "";
 			}
 			return key;
+		}
+
+		/**
+		 * The text of a key's value. A principal is keyed by its name: its {@code toString()} can carry a session id or
+		 * credentials details. An array by its elements, not by its identity. A value without a {@code toString()} of
+		 * its own would be a key of its own on every call, so that the limit never holds: said, at most every 10 s.
+		 */
+		private String keyText(RateLimitOperation operation, Object value) {
+			if (value == null) {
+				return null;
+			}
+			if (value instanceof java.security.Principal principal) {
+				return principal.getName();
+			}
+			if (value.getClass().isArray()) {
+				return org.springframework.util.ObjectUtils.nullSafeToString(value);
+			}
+			if (IDENTITY_TEXT.get(value.getClass())) {
+				logEvery("key:identity:" + operation.limit().name(), System.Logger.Level.WARNING, () -> "The key '"
+						+ operation.keyExpression() + "' of limit '" + operation.limit().name() + "' on "
+						+ this.limited.description() + " evaluates to a " + value.getClass().getName() + ", which has no "
+						+ "toString() of its own: every object is a key of its own, so the limit does not hold; key by "
+						+ "a value (a field or an id of it). Logged at most every 10 s per limit");
+			}
+			return value.toString();
 		}
 
 		private RateLimitKeyException badKey(RateLimitOperation operation, RateLimitKeyException.Reason reason,

@@ -1,0 +1,72 @@
+package io.github.limiter.spring.interceptor;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * What a key's value becomes: an array is keyed by its elements, so that equal arrays share a limit; a value printed
+ * by its identity would make every call a key of its own, and the limit would never hold: that is said.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class KeyValueTests {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
+		.withBean(Api.class)
+		.withPropertyValues("limiter.backend=local");
+
+	@Test
+	void equalArraysShareOneKey() {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			api.batch(new String[] { "a", "b" });
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.batch(new String[] { "a", "b" }))
+				.satisfies(ex -> assertThat(ex.getRequests().get(0).key()).isEqualTo("{a, b}"));
+			api.batch(new String[] { "b", "a" });
+			api.codes(new int[] { 1, 2 });
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.codes(new int[] { 1, 2 }));
+		});
+	}
+
+	@Test
+	void aKeyPrintedByItsIdentityIsSaid(CapturedOutput output) {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			api.order(new Order());
+			api.order(new Order());
+		});
+		assertThat(output).containsOnlyOnce("evaluates to a " + Order.class.getName() + ", which has no toString() of its own");
+	}
+
+	static class Order {
+
+	}
+
+	static class Api {
+
+		@RateLimit(name = "batch", key = "#ids", max = "1", window = "1h")
+		public void batch(String[] ids) {
+		}
+
+		@RateLimit(name = "codes", key = "#codes", max = "1", window = "1h")
+		public void codes(int[] codes) {
+		}
+
+		@RateLimit(name = "order", key = "#order", max = "5", window = "1h")
+		public void order(Order order) {
+		}
+
+	}
+
+}
