@@ -321,6 +321,9 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 		if (policy.getBurst() != null && policy.getBurst() < 0) {
 			throw new IllegalStateException("Invalid " + prefix + ".burst = '" + policy.getBurst() + "': must not be negative");
 		}
+		if (policy.getDelay() != null && policy.getDelay() < 0) {
+			throw new IllegalStateException("Invalid " + prefix + ".delay = '" + policy.getDelay() + "': must not be negative");
+		}
 		if (policy.getMaxWait() != null && policy.getMaxWait().isNegative()) {
 			throw new IllegalStateException("Invalid " + prefix + ".max-wait = '" + policy.getMaxWait() + "': must not be negative");
 		}
