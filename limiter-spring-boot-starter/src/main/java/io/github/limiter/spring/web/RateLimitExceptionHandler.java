@@ -38,7 +38,7 @@ public class RateLimitExceptionHandler {
 		Decision decision = exception.getDecision();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS,
-				"Rate limit '" + decision.limitName() + "' exceeded; retry in " + retryAfter + " s.");
+				"Rate limit '" + decision.limitName() + "' " + why(decision) + "; retry in " + retryAfter + " s.");
 		problem.setTitle("Too Many Requests");
 		problem.setProperty("limit", decision.limitName());
 		problem.setProperty("retryAfterSeconds", retryAfter);
@@ -51,6 +51,18 @@ public class RateLimitExceptionHandler {
 				.header(RateLimitHeaders.RATE_LIMIT, RateLimitHeaders.rateLimit(decision, exception.getRequests()));
 		}
 		return response.contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
+	}
+
+	/**
+	 * Why the call was rejected: the limit had no room, or its store could not say in time and the failure policy
+	 * rejected the call, which says nothing of the room left (the {@code RateLimit} field then reads {@code r=0}: no
+	 * permit can be had before the retry).
+	 */
+	private static String why(Decision decision) {
+		return switch (decision.origin()) {
+			case UNDECIDED, FAIL_CLOSED -> "could not be checked in time";
+			default -> "exceeded";
+		};
 	}
 
 	/**

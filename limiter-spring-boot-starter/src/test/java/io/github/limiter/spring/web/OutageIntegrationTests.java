@@ -103,6 +103,7 @@ class OutageIntegrationTests {
 			assertThat(open.millis()).isLessThan(50 + MARGIN_MILLIS);
 			Timed closed = get("/closed");
 			assertThat(closed.status()).isEqualTo(429);
+			assertThat(closed.response().body()).contains("could not be checked in time; retry in");
 			assertThat(closed.millis()).isLessThan(50 + MARGIN_MILLIS);
 			long giveUp = System.nanoTime() + 10_000_000_000L;
 			while (!get("/actuator/ratelimiters").response().body().contains("\"circuit\":\"OPEN\"")
@@ -114,6 +115,7 @@ class OutageIntegrationTests {
 			assertThat(get("/local").status()).isEqualTo(200);
 			Timed local = get("/local");
 			assertThat(local.status()).isEqualTo(429);
+			assertThat(local.response().body()).contains("exceeded; retry in");
 			assertThat(local.millis()).isLessThan(50 + MARGIN_MILLIS);
 
 			String limits = get("/actuator/ratelimiters").response().body();
