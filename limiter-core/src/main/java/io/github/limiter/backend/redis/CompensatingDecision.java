@@ -7,7 +7,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import io.github.limiter.Decision;
+import io.github.limiter.Limit;
 import io.github.limiter.Operation;
+import io.github.limiter.TimeSource;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.OccasionalWarning;
 
@@ -27,6 +29,8 @@ import io.github.limiter.spi.OccasionalWarning;
 public final class CompensatingDecision {
 
 	private static final OccasionalWarning failedRefunds = new OccasionalWarning(CompensatingDecision.class);
+
+	private static final OccasionalWarning unanswered = new OccasionalWarning(CompensatingDecision.class);
 
 	private CompensatingDecision() {
 	}
@@ -76,8 +80,7 @@ public final class CompensatingDecision {
 					answers.add(refund(units.get(i), parts));
 				}
 				else if (i > index) {
-					DecisionUnit later = units.get(i);
-					answers.add(later.untaken().thenAccept(untaken -> place(later, untaken, parts)).toCompletableFuture());
+					answers.add(untaken(units.get(i), parts));
 				}
 			}
 			return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new));
@@ -89,11 +92,39 @@ public final class CompensatingDecision {
 	 * logged, and its parts stay as the acquire left them: it can only under-admit.
 	 */
 	private static CompletableFuture<Void> refund(DecisionUnit unit, Decision[] parts) {
-		return unit.refund().thenAccept(after -> place(unit, after, parts)).toCompletableFuture().exceptionally(ex -> {
+		return unit.refund().toCompletableFuture().<List<Decision>>thenApply(after -> after).exceptionally(ex -> {
 			failedRefunds.warn(() -> "Rate limiter: could not refund the permits of " + unit
 					+ " after another limit of the same decision rejected (" + OccasionalWarning.reason(ex)
 					+ "); they count until their window passes.");
 			return null;
+		}).thenAccept(after -> {
+			if (after != null) {
+				place(unit, after, parts);
+			}
+		});
+	}
+
+	/**
+	 * Places what a unit after the rejecting one answers, taking nothing. The decision is a rejection whatever that
+	 * unit says: one that cannot answer (its slot's master is down) leaves parts that claim no room, said at most every
+	 * 10 s, rather than fail a decision that another limit has already made.
+	 */
+	private static CompletableFuture<Void> untaken(DecisionUnit unit, Decision[] parts) {
+		return unit.untaken().toCompletableFuture().<List<Decision>>thenApply(untaken -> untaken).exceptionally(ex -> {
+			unanswered.warn(() -> "Rate limiter: " + unit + " could not say what it holds in a decision that another "
+					+ "limit rejected (" + OccasionalWarning.reason(ex) + "); its part of the rejection reports no room.");
+			return null;
+		}).thenAccept(untaken -> {
+			if (untaken != null) {
+				place(unit, untaken, parts);
+				return;
+			}
+			List<Integer> positions = unit.positions();
+			long now = TimeSource.SYSTEM.nowMicros();
+			for (int i = 0; i < positions.size(); i++) {
+				Limit limit = unit.requests().get(i).limit();
+				parts[positions.get(i)] = Decision.of(limit.name(), true, limit.capacity(), 0, 0, 0, 0, now, null);
+			}
 		});
 	}
 

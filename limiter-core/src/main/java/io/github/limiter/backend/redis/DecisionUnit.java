@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 
 import io.github.limiter.Decision;
+import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 
 /**
@@ -17,6 +18,12 @@ public interface DecisionUnit {
 	 * @return the positions
 	 */
 	List<Integer> positions();
+
+	/**
+	 * This unit's requests.
+	 * @return the requests, in the order of {@link #positions()}
+	 */
+	List<LimitRequest> requests();
 
 	/**
 	 * Decides this unit's requests atomically.

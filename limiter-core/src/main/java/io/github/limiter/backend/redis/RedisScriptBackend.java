@@ -429,6 +429,11 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		}
 
 		@Override
+		public List<LimitRequest> requests() {
+			return this.requests;
+		}
+
+		@Override
 		public CompletionStage<List<Decision>> run(Operation operation) {
 			ScriptCall call = call(operationCode(operation));
 			return execute(call).thenApply(reply -> {

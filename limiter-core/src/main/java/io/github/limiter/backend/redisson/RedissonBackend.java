@@ -253,6 +253,11 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 			return this.positions;
 		}
 
+		@Override
+		public List<LimitRequest> requests() {
+			return List.of(this.request);
+		}
+
 		/** What the last {@link #run} answered: the refund leaves the permits taken, so its answer stands. */
 		private volatile List<Decision> answered;
 
