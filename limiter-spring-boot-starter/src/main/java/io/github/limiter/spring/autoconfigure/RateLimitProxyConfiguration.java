@@ -118,9 +118,10 @@ class RateLimitProxyConfiguration {
 
 	/**
 	 * Registers the infrastructure auto-proxy creator if the application has none (Boot's AOP auto-configuration
-	 * normally registers one, or upgrades this one, and sets class-based proxying). Without Boot's AOP
-	 * ({@code spring.aop.auto=false}) it proxies classes all the same, as {@code spring.aop.proxy-target-class} says
-	 * (true by default), so that a limit never turns a bean injected by its class into an interface proxy.
+	 * normally registers one, or upgrades this one, and sets class-based proxying). The creator registered here
+	 * proxies classes, as {@code spring.aop.proxy-target-class} says (true by default), so that without Boot's AOP
+	 * ({@code spring.aop.auto=false}) a limit never turns a bean injected by its class into an interface proxy. A creator
+	 * the application registered itself ({@code @EnableCaching(proxyTargetClass = false)}, say) keeps its own choice.
 	 */
 	static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar, EnvironmentAware {
 
@@ -133,8 +134,8 @@ class RateLimitProxyConfiguration {
 
 		@Override
 		public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-			AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
-			if (this.environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true)) {
+			BeanDefinition registered = AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+			if (registered != null && this.environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true)) {
 				AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
 			}
 		}

@@ -221,8 +221,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 	/**
 	 * Hands a {@code CompletionStage} method to the continuation executor. An executor that refuses it (shut down with
-	 * its context, or full) fails the call rather than leave its stage pending for ever; the permits it was admitted
-	 * with go back, since the method never runs.
+	 * its context, or full) fails the call rather than leave its stage pending for ever: what the call was admitted
+	 * with and what it reserved for counting failures go back, since the method never runs (it did not fail), and the
+	 * caller learns of the refusal once they are back. A rejected call without a fallback still gets its rejection.
 	 */
 	private void runOn(Executor executor, Runnable proceed, Call call, Admission admission,
 			CompletableFuture<Object> result) {
@@ -230,16 +231,27 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			executor.execute(proceed);
 		}
 		catch (RuntimeException refused) {
+			if (admission.rejection() != null && call.limited.fallback() == null) {
+				result.completeExceptionally(admission.rejection());
+				return;
+			}
 			logEvery("refused:" + call.limited.description(), System.Logger.Level.WARNING, () -> "Could not run "
 					+ call.limited.description() + ": the executor of limited methods that return a CompletionStage "
 					+ "refused it (" + refused + "); its caller gets that failure. Logged at most every 10 s per method");
-			if (admission.rejection() != null) {
-				result.completeExceptionally(refused);
-				return;
+			Admission taken = ADMITTED.getAndSet(call, null);
+			CompletableFuture<Void> admissionBack = (taken == null) ? CompletableFuture.completedFuture(null)
+					: giveBack(call, taken.requests(), taken.decision(), "though its method never ran").toCompletableFuture();
+			CompletionStage<Void> reservationBack = null;
+			try {
+				reservationBack = settleAsync(call, null, null, true);
 			}
-			// The caller learns of the failure once the permits are back.
-			giveBack(call, admission.requests(), admission.decision(), "though its method never ran")
-				.whenComplete((done, problem) -> result.completeExceptionally(refused));
+			catch (RuntimeException ex) {
+				logger.log(System.Logger.Level.WARNING, "Could not give back what a call of " + call.limited.description()
+						+ " reserved; it counts as failed", ex);
+			}
+			CompletableFuture<Void> back = (reservationBack == null) ? admissionBack
+					: CompletableFuture.allOf(admissionBack, reservationBack.toCompletableFuture());
+			back.whenComplete((done, problem) -> result.completeExceptionally(refused));
 		}
 	}
 

@@ -61,6 +61,25 @@ class RateLimiterAutoConfigurationTests {
 		});
 	}
 
+	@Test
+	void anApplicationThatChoseInterfaceProxiesKeepsThem() {
+		this.runner.withUserConfiguration(InterfaceProxies.class).withBean(GreeterImpl.class).run(context -> {
+			assertThat(context).hasNotFailed();
+			assertThat(org.springframework.aop.support.AopUtils.isJdkDynamicProxy(context.getBean(Greeter.class))).isTrue();
+		});
+	}
+
+	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@org.springframework.cache.annotation.EnableCaching(proxyTargetClass = false)
+	static class InterfaceProxies {
+
+		@org.springframework.context.annotation.Bean
+		org.springframework.cache.CacheManager cacheManager() {
+			return new org.springframework.cache.concurrent.ConcurrentMapCacheManager();
+		}
+
+	}
+
 	interface Greeter {
 
 		String greet();

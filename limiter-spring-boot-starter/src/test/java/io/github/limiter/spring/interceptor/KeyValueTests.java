@@ -1,11 +1,14 @@
 package io.github.limiter.spring.interceptor;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.test.system.CapturedOutput;
-import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import io.github.limiter.RateLimitExceededException;
 import io.github.limiter.spring.annotation.RateLimit;
@@ -18,7 +21,6 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * What a key's value becomes: an array is keyed by its elements, so that equal arrays share a limit; a value printed
  * by its identity would make every call a key of its own, and the limit would never hold: that is said.
  */
-@ExtendWith(OutputCaptureExtension.class)
 class KeyValueTests {
 
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -40,13 +42,42 @@ class KeyValueTests {
 	}
 
 	@Test
-	void aKeyPrintedByItsIdentityIsSaid(CapturedOutput output) {
-		this.runner.run(context -> {
-			Api api = context.getBean(Api.class);
-			api.order(new Order());
-			api.order(new Order());
-		});
-		assertThat(output).containsOnlyOnce("evaluates to a " + Order.class.getName() + ", which has no toString() of its own");
+	void aKeyPrintedByItsIdentityIsSaid() {
+		// The interceptor logs through System.Logger, which is java.util.logging here: its records are read there.
+		java.util.logging.Logger log = java.util.logging.Logger.getLogger(RateLimitInterceptor.class.getName());
+		List<String> warnings = new CopyOnWriteArrayList<>();
+		Handler handler = new Handler() {
+
+			@Override
+			public void publish(LogRecord record) {
+				if (record.getLevel() == Level.WARNING) {
+					warnings.add(record.getMessage());
+				}
+			}
+
+			@Override
+			public void flush() {
+			}
+
+			@Override
+			public void close() {
+			}
+
+		};
+		log.addHandler(handler);
+		try {
+			this.runner.run(context -> {
+				Api api = context.getBean(Api.class);
+				api.order(new Order());
+				api.order(new Order());
+			});
+		}
+		finally {
+			log.removeHandler(handler);
+		}
+		assertThat(warnings).singleElement()
+			.satisfies(warning -> assertThat(warning).contains("evaluates to a " + Order.class.getName()
+					+ ", which has no toString() of its own"));
 	}
 
 	static class Order {

@@ -69,7 +69,7 @@ class StageExecutorRefusalTests {
 			int left = 0;
 			while (true) {
 				try {
-					reports.build().get(10, TimeUnit.SECONDS);
+					whenRun(reports::build);
 					left++;
 				}
 				catch (ExecutionException ex) {
@@ -87,6 +87,25 @@ class StageExecutorRefusalTests {
 			Reports reports = context.getBean(Reports.class);
 			for (int i = 0; i < 3; i++) {
 				assertThat(reports.nothing().get(10, TimeUnit.SECONDS)).isNull();
+			}
+		}
+	}
+
+	/**
+	 * Calls until the executor takes the method: its one thread may still be finishing the previous call, and a call
+	 * it refuses gives back what it took.
+	 */
+	private static String whenRun(java.util.function.Supplier<CompletableFuture<String>> call) throws Exception {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (true) {
+			try {
+				return call.get().get(10, TimeUnit.SECONDS);
+			}
+			catch (ExecutionException ex) {
+				if (!(ex.getCause() instanceof RejectedExecutionException) || System.nanoTime() > deadline) {
+					throw ex;
+				}
+				Thread.sleep(10);
 			}
 		}
 	}
@@ -109,6 +128,29 @@ class StageExecutorRefusalTests {
 			catch (RejectedExecutionException stillBusy) {
 				assertThat(System.nanoTime()).as("the executor's thread is free again").isLessThan(deadline);
 				Thread.sleep(10);
+			}
+		}
+	}
+
+	@Test
+	void aRefusedMethodDidNotFailAndGivesBackWhatItReservedForCountingFailures() throws Exception {
+		try (ConfigurableApplicationContext context = application().run()) {
+			Reports reports = context.getBean(Reports.class);
+			reports.login().get(10, TimeUnit.SECONDS);
+			CountDownLatch release = new CountDownLatch(1);
+			occupy(context.getBean("applicationTaskExecutor", Executor.class), release);
+			for (int i = 0; i < 2; i++) {
+				try {
+					reports.login().get(10, TimeUnit.SECONDS);
+				}
+				catch (ExecutionException refused) {
+					assertThat(refused.getCause()).isInstanceOf(RejectedExecutionException.class);
+				}
+			}
+			release.countDown();
+			// Nothing failed: the limit of two failures an hour has all its room.
+			for (int i = 0; i < 3; i++) {
+				assertThat(whenRun(reports::login)).isEqualTo("welcome");
 			}
 		}
 	}
@@ -142,6 +184,12 @@ class StageExecutorRefusalTests {
 		@RateLimit(name = "refused", max = "5", window = "1h", algorithm = Algorithm.FIXED_WINDOW)
 		public CompletableFuture<String> build() {
 			return CompletableFuture.completedFuture("report");
+		}
+
+		@RateLimit(name = "logins", max = "100", window = "1h")
+		@RateLimit(name = "login-failures", max = "2", window = "1h", recordOn = IllegalArgumentException.class)
+		public CompletableFuture<String> login() {
+			return CompletableFuture.completedFuture("welcome");
 		}
 
 		@RateLimit(name = "nothing", max = "5", window = "1h")
