@@ -92,7 +92,7 @@ public final class CompensatingDecision {
 	 * logged, and its parts stay as the acquire left them: it can only under-admit.
 	 */
 	private static CompletableFuture<Void> refund(DecisionUnit unit, Decision[] parts) {
-		return unit.refund().toCompletableFuture().<List<Decision>>thenApply(after -> after).exceptionally(ex -> {
+		return unit.refund().toCompletableFuture().exceptionally(ex -> {
 			failedRefunds.warn(() -> "Rate limiter: could not refund the permits of " + unit
 					+ " after another limit of the same decision rejected (" + OccasionalWarning.reason(ex)
 					+ "); they count until their window passes.");
@@ -110,7 +110,7 @@ public final class CompensatingDecision {
 	 * 10 s, rather than fail a decision that another limit has already made.
 	 */
 	private static CompletableFuture<Void> untaken(DecisionUnit unit, Decision[] parts) {
-		return unit.untaken().toCompletableFuture().<List<Decision>>thenApply(untaken -> untaken).exceptionally(ex -> {
+		return unit.untaken().toCompletableFuture().exceptionally(ex -> {
 			unanswered.warn(() -> "Rate limiter: " + unit + " could not say what it holds in a decision that another "
 					+ "limit rejected (" + OccasionalWarning.reason(ex) + "); its part of the rejection reports no room.");
 			return null;

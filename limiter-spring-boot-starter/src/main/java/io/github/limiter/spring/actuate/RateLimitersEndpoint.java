@@ -185,7 +185,7 @@ public class RateLimitersEndpoint {
 	 * @return the limit as it now is, or the key's state after the reset
 	 */
 	@DeleteOperation
-	public WebEndpointResponse<Object> removeOverrides(@Selector String name, @Nullable String key) {
+	public WebEndpointResponse<Object> removeOverridesOrReset(@Selector String name, @Nullable String key) {
 		if (key != null) {
 			LimitDescriptor descriptor = collect().get(name);
 			if (descriptor == null) {
