@@ -88,12 +88,44 @@ public final class KeyLayout {
 			return key;
 		}
 		try {
-			byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+			byte[] digest = MessageDigest.getInstance("SHA-256").digest(bytes(key));
 			return "~" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
 		}
 		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException("SHA-256 is not available", ex);
 		}
+	}
+
+	/**
+	 * The key's UTF-8 bytes, except that a surrogate without its pair (text that is not Unicode, from a JSON
+	 * {@code \ud800} escape, say) is written as the three bytes UTF-8 gives any other code point of its range, where
+	 * Java's encoder writes {@code ?} for every one: keys that differ only there would share a state, and a key ending
+	 * in {@code ?} would share one with a key ending in any lone surrogate. Well-formed text hashes as it always did.
+	 */
+	static byte[] bytes(String key) {
+		java.io.ByteArrayOutputStream lone = null;
+		int start = 0;
+		for (int i = 0; i < key.length(); i++) {
+			char c = key.charAt(i);
+			if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				if (lone == null) {
+					lone = new java.io.ByteArrayOutputStream(key.length() * 3);
+				}
+				lone.writeBytes(key.substring(start, i).getBytes(StandardCharsets.UTF_8));
+				lone.write(0xe0 | (c >>> 12));
+				lone.write(0x80 | ((c >>> 6) & 0x3f));
+				lone.write(0x80 | (c & 0x3f));
+				start = i + 1;
+			}
+		}
+		if (lone == null) {
+			return key.getBytes(StandardCharsets.UTF_8);
+		}
+		lone.writeBytes(key.substring(start).getBytes(StandardCharsets.UTF_8));
+		return lone.toByteArray();
 	}
 
 	private static boolean isPrintableAscii(String key) {

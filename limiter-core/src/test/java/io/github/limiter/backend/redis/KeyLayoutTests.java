@@ -46,6 +46,18 @@ class KeyLayoutTests {
 	}
 
 	@Test
+	void keysThatDifferOnlyInALoneSurrogateStayApart() {
+		String tail = "x".repeat(100);
+		assertThat(key("bob\uD800")).isNotEqualTo(key("bob\uDC00")).isNotEqualTo(key("bob?"));
+		assertThat(key(tail + "\uD800")).isNotEqualTo(key(tail + "?"));
+		assertThat(key("a\uD800\uDC00")).as("a pair is one code point").isNotEqualTo(key("a\uD800"))
+			.isEqualTo(key("a\uD800" + "\uDC00"));
+		assertThat(KeyLayout.bytes("bob\uD800")).containsExactly('b', 'o', 'b', 0xed, 0xa0, 0x80);
+		assertThat(KeyLayout.bytes("ümlaut😀")).as("well-formed text is its UTF-8")
+			.isEqualTo("ümlaut😀".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+	}
+
+	@Test
 	void inputCannotChooseTheSlot() {
 		String hostile = "{pick-this-slot}";
 		String key = key(hostile);
