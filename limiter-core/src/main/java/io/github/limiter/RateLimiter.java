@@ -74,7 +74,10 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * Takes one permit if the limit has room.
+	 * Takes one permit if the limit has room. Returns at once: a queueing limit (a
+	 * {@link io.github.limiter.algorithm.LeakyBucket#queueing queueing leaky bucket}) may admit the call for a later
+	 * turn, given by the decision's {@link Decision#delay() delay}, which the caller waits before it goes on (as
+	 * {@code @RateLimit} does).
 	 * @param limit the limit
 	 * @param key the key
 	 * @return the decision
@@ -95,9 +98,11 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * Takes one permit if the limit has room, answering only whether it did (Guava's and Resilience4j's
-	 * {@code tryAcquire}, Bucket4j's {@code tryConsume}): for a caller that needs no headers or retry-after. On the
-	 * local backend, and without listeners, nothing is allocated but the key's next state.
+	 * Takes one permit if the limit has room now, answering only whether it did (Guava's and Resilience4j's
+	 * {@code tryAcquire}, Bucket4j's {@code tryConsume}): for a caller that needs no headers or retry-after. As
+	 * Guava's, it admits no call that would have to wait: a queueing limit rejects, taking nothing, a call whose turn
+	 * is not now (there is no delay to report). On the local backend, and without listeners, nothing is allocated but
+	 * the key's next state.
 	 * @param limit the limit
 	 * @param key the key
 	 * @return {@code true} when the permit was taken
@@ -107,14 +112,15 @@ public final class RateLimiter {
 	}
 
 	/**
-	 * Takes {@code cost} permits if the limit has room, answering only whether it did.
+	 * Takes {@code cost} permits if the limit has room now, answering only whether it did; a call that would have to
+	 * wait its turn is rejected, as in {@link #tryAcquire(Limit, String)}.
 	 * @param limit the limit
 	 * @param key the key
 	 * @param cost permits to take
 	 * @return {@code true} when the permits were taken
 	 */
 	public boolean tryAcquire(Limit limit, String key, long cost) {
-		LimitRequest request = new LimitRequest(limit, key, cost);
+		LimitRequest request = new LimitRequest(limit.withMaxDelay(Duration.ZERO), key, cost);
 		if (this.listeners.isEmpty()) {
 			return this.backend.tryAcquire(request);
 		}
@@ -158,7 +164,8 @@ public final class RateLimiter {
 	 * most {@value #MAX_WAIT_ATTEMPTS} times in all, never polled, and not at all when the retry-after already exceeds
 	 * what is left of {@code maxWait}. A queueing limit (nginx {@code burst} without {@code nodelay}) admits a call
 	 * only if its turn comes within what is left of {@code maxWait} ({@link Limit#withMaxDelay}), so the retries and
-	 * the admitted call's {@link Decision#delay() delay} together never exceed it.
+	 * the admitted call's {@link Decision#delay() delay} together never exceed it. That delay is the caller's to wait:
+	 * this method returns as soon as the call is admitted.
 	 * @param requests the limits and keys
 	 * @param maxWait the longest wait
 	 * @return the last decision: allowed, or the rejection to report

@@ -163,9 +163,16 @@ public abstract class AbstractLimit<S> implements Limit {
 		return instances;
 	}
 
+	/** Longest name accepted: a name is part of every Redis key, metric tag and header of its limit. */
+	public static final int MAX_NAME_LENGTH = 256;
+
 	static String validateName(String name) {
 		if (name == null || name.isBlank()) {
 			throw new IllegalArgumentException("name must not be empty but was '" + name + "'");
+		}
+		if (name.length() > MAX_NAME_LENGTH) {
+			throw new IllegalArgumentException("name must be at most " + MAX_NAME_LENGTH + " characters long but was "
+					+ name.length() + " ('" + name.substring(0, 32) + "...')");
 		}
 		for (int i = 0; i < name.length(); i++) {
 			char c = name.charAt(i);
@@ -183,27 +190,53 @@ public abstract class AbstractLimit<S> implements Limit {
 	 */
 	public static final long MAX_PERMITS = 1_000_000_000_000_000L;
 
-	static long positive(String field, long value) {
+	/**
+	 * A parameter of this limit is invalid: the error names the limit, by algorithm and name, then the problem.
+	 * @param problem what is wrong, naming the parameter and its value
+	 * @return the exception to throw
+	 */
+	final IllegalArgumentException invalid(String problem) {
+		return new IllegalArgumentException(
+				algorithm().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + " '" + this.name + "': " + problem);
+	}
+
+	/**
+	 * Builds a bucket's arithmetic, whose own checks do not know the limit: their errors then name it.
+	 * @param build builds it
+	 * @return the arithmetic
+	 */
+	final Gcra gcra(java.util.function.Supplier<Gcra> build) {
+		try {
+			return build.get();
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid(ex.getMessage());
+		}
+	}
+
+	final long positive(String field, long value) {
 		if (value <= 0) {
-			throw new IllegalArgumentException(field + " must be positive but was " + value);
+			throw invalid(field + " must be positive but was " + value);
 		}
 		if (value > MAX_PERMITS) {
-			throw new IllegalArgumentException(field + " must be at most " + MAX_PERMITS + " but was " + value);
+			throw invalid(field + " must be at most " + MAX_PERMITS + " but was " + value);
 		}
 		return value;
 	}
 
-	static long micros(String field, Duration duration) {
-		Objects.requireNonNull(duration, field + " must not be null");
+	final long micros(String field, Duration duration) {
+		if (duration == null) {
+			throw invalid(field + " must be set");
+		}
 		if (duration.isNegative() || duration.isZero()) {
-			throw new IllegalArgumentException(field + " must be positive but was " + duration);
+			throw invalid(field + " must be positive but was " + duration);
 		}
 		if (duration.compareTo(MAX_DURATION) > 0) {
-			throw new IllegalArgumentException(field + " must be at most " + MAX_DURATION.toDays() + " days but was " + duration);
+			throw invalid(field + " must be at most " + MAX_DURATION.toDays() + " days but was " + duration);
 		}
 		long micros = duration.toNanos() / 1_000;
 		if (micros == 0) {
-			throw new IllegalArgumentException(field + " must be at least one microsecond but was " + duration);
+			throw invalid(field + " must be at least one microsecond but was " + duration);
 		}
 		return micros;
 	}

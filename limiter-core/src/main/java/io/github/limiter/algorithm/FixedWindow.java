@@ -41,12 +41,15 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 		}
 		else {
 			if (builder.window != null) {
-				throw new IllegalArgumentException(
+				throw invalid(
 						"window and calendar unit are exclusive but both were set: window=" + builder.window + ", calendar unit=" + this.calendarUnit);
 			}
 			this.windowMicros = 0;
-			this.zone = Objects.requireNonNull(builder.zone, "zone must not be null");
-			this.firstDayOfWeek = Objects.requireNonNull(builder.firstDayOfWeek, "first day of week must not be null");
+			if (builder.zone == null || builder.firstDayOfWeek == null) {
+				throw invalid(((builder.zone == null) ? "zone" : "first day of week") + " of a calendar window must be set");
+			}
+			this.zone = builder.zone;
+			this.firstDayOfWeek = builder.firstDayOfWeek;
 		}
 	}
 

@@ -41,15 +41,16 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 		this.maxDelayMicros = maxDelayMicros;
 		this.rate = positive("rate", rate);
 		if (burst < 0) {
-			throw new IllegalArgumentException("burst must not be negative but was " + burst);
+			throw invalid("burst must not be negative but was " + burst);
 		}
 		if (delay < 0 || delay > burst) {
-			throw new IllegalArgumentException("delay must be between 0 and the burst " + burst + " but was " + delay);
+			throw invalid("delay must be between 0 and the burst " + burst + " but was " + delay);
 		}
 		this.period = period;
 		this.burst = burst;
 		this.delay = delay;
-		this.gcra = Gcra.of(micros("period", period), rate, burst + 1);
+		long periodMicros = micros("period", period);
+		this.gcra = gcra(() -> Gcra.of(periodMicros, rate, burst + 1));
 	}
 
 	/**

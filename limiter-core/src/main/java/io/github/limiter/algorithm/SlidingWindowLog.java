@@ -28,7 +28,7 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 		this.limit = positive("limit", limit);
 		this.windowMicros = micros("window", window);
 		if (limit > 1_000_000) {
-			throw new IllegalArgumentException("limit of a sliding window log must be at most 1000000 (one stored entry per permit) but was "
+			throw invalid("limit must be at most 1000000 (one stored entry per permit) but was "
 					+ limit + "; use a sliding window counter for large limits");
 		}
 	}

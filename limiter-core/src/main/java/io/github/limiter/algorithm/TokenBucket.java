@@ -41,9 +41,16 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 		this.capacity = positive("capacity", capacity);
 		this.refillTokens = positive("refill tokens", refillTokens);
 		this.refillPeriod = refillPeriod;
-		Gcra gcra = Gcra.of(micros("refill period", refillPeriod), refillTokens, capacity);
+		long periodMicros = micros("refill period", refillPeriod);
+		Gcra gcra = gcra(() -> Gcra.of(periodMicros, refillTokens, capacity));
 		this.warmup = (warmup != null) ? warmup : Duration.ZERO;
-		this.gcra = this.warmup.isZero() ? gcra : gcra.warmingUp(micros("warm-up", this.warmup));
+		if (this.warmup.isZero()) {
+			this.gcra = gcra;
+		}
+		else {
+			long warmupMicros = micros("warm-up", this.warmup);
+			this.gcra = gcra(() -> gcra.warmingUp(warmupMicros));
+		}
 	}
 
 	/**

@@ -87,9 +87,13 @@ public interface RateLimiterBackend {
 	 * @param requests the requests of the decision
 	 * @param acquired the decision
 	 * @return one part per request
-	 * @throws IllegalArgumentException when the decision was not admitted or has not one part per request
+	 * @throws IllegalArgumentException when the decision is null, was not admitted, or has not one part per request
+	 * of the same limit
 	 */
 	static List<Decision> parts(List<LimitRequest> requests, Decision acquired) {
+		if (acquired == null) {
+			throw new IllegalArgumentException("a refund needs the admitted decision whose permits it gives back, not null");
+		}
 		if (!acquired.allowed()) {
 			throw new IllegalArgumentException("only an admitted decision took permits to give back: " + acquired);
 		}
@@ -97,6 +101,14 @@ public interface RateLimiterBackend {
 		if (parts.size() != requests.size()) {
 			throw new IllegalArgumentException("a decision of " + parts.size() + " limits cannot give back the permits of "
 					+ requests.size() + " requests");
+		}
+		for (int i = 0; i < parts.size(); i++) {
+			String limit = requests.get(i).limit().name();
+			if (!parts.get(i).limitName().equals(limit)) {
+				throw new IllegalArgumentException("request " + i + " of the refund is of limit '" + limit
+						+ "' but the decision's part " + i + " is of limit '" + parts.get(i).limitName()
+						+ "': give back with the requests the decision was made for, in their order");
+			}
 		}
 		return parts;
 	}

@@ -9,7 +9,6 @@ import io.github.limiter.LimitRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
-import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
 /**
  * Invalid rules are rejected when they are built, with a message naming the field and the value.
@@ -19,21 +18,21 @@ class LimitValidationTests {
 	@Test
 	void limitMustBePositive() {
 		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 0, Duration.ofSeconds(1)))
-			.withMessage("limit must be positive but was 0");
+			.withMessage("fixed window 'a': limit must be positive but was 0");
 		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowLog.of("a", -3, Duration.ofSeconds(1)))
-			.withMessage("limit must be positive but was -3");
+			.withMessage("sliding window log 'a': limit must be positive but was -3");
 		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowCounter.of("a", 0, Duration.ofSeconds(1)))
-			.withMessage("limit must be positive but was 0");
+			.withMessage("sliding window counter 'a': limit must be positive but was 0");
 	}
 
 	@Test
 	void limitMustStayExactInRedisLua() {
 		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", Long.MAX_VALUE, Duration.ofSeconds(1)))
-			.withMessage("limit must be at most 1000000000000000 but was 9223372036854775807");
+			.withMessage("fixed window 'a': limit must be at most 1000000000000000 but was 9223372036854775807");
 		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowCounter.of("a", 1L << 53, Duration.ofDays(1)))
-			.withMessage("limit must be at most 1000000000000000 but was 9007199254740992");
+			.withMessage("sliding window counter 'a': limit must be at most 1000000000000000 but was 9007199254740992");
 		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 1L << 53, 1, Duration.ofDays(1)))
-			.withMessage("capacity must be at most 1000000000000000 but was 9007199254740992");
+			.withMessage("token bucket 'a': capacity must be at most 1000000000000000 but was 9007199254740992");
 	}
 
 	@Test
@@ -41,7 +40,7 @@ class LimitValidationTests {
 		// 31 per second takes ticks of 1/31 us: 9.5 billion permits (3,547 days to drain) make 9.5e15 ticks > 2^53.
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> TokenBucket.of("a", 9_500_000_000L, 31, Duration.ofSeconds(1)))
-			.withMessageStartingWith("capacity 9500000000 at 31 per 1000000us cannot be held exactly");
+			.withMessageStartingWith("token bucket 'a': capacity 9500000000 at 31 per 1000000us cannot be held exactly");
 		// The same capacity at a rate that divides the second evenly is exact and accepted.
 		assertThat(TokenBucket.of("a", 9_500_000_000L, 32, Duration.ofSeconds(1)).capacity()).isEqualTo(9_500_000_000L);
 	}
@@ -50,39 +49,39 @@ class LimitValidationTests {
 	void aWarmupMustBePositiveAndHeldExactly() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> TokenBucket.builder("a").refill(10, Duration.ofSeconds(1)).warmup(Duration.ofSeconds(-1)).build())
-			.withMessage("warm-up must be positive but was PT-1S");
+			.withMessage("token bucket 'a': warm-up must be positive but was PT-1S");
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> TokenBucket.of("a", 10, 31, Duration.ofSeconds(1)).withWarmup(Duration.ofDays(3600)))
-			.withMessageStartingWith("warm-up of 311040000000000us with capacity 10 cannot be held exactly");
+			.withMessageStartingWith("token bucket 'a': warm-up of 311040000000000us with capacity 10 cannot be held exactly");
 		assertThat(TokenBucket.of("a", 10, Duration.ofSeconds(1)).withWarmup(Duration.ZERO).warmup()).isZero();
 	}
 
 	@Test
 	void windowMustBePositiveAndBounded() {
 		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, Duration.ZERO))
-			.withMessage("window must be positive but was PT0S");
+			.withMessage("fixed window 'a': window must be positive but was PT0S");
 		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowLog.of("a", 1, Duration.ofSeconds(-1)))
-			.withMessage("window must be positive but was PT-1S");
+			.withMessage("sliding window log 'a': window must be positive but was PT-1S");
 		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowCounter.of("a", 1, Duration.ofDays(100_000)))
-			.withMessage("window must be at most 3660 days but was PT2400000H");
+			.withMessage("sliding window counter 'a': window must be at most 3660 days but was PT2400000H");
 		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, Duration.ofNanos(10)))
-			.withMessage("window must be at least one microsecond but was PT0.00000001S");
-		assertThatNullPointerException().isThrownBy(() -> FixedWindow.of("a", 1, null))
-			.withMessage("window must not be null");
+			.withMessage("fixed window 'a': window must be at least one microsecond but was PT0.00000001S");
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, null))
+			.withMessage("fixed window 'a': window must be set");
 	}
 
 	@Test
 	void bucketParametersMustBePositive() {
 		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 0, 1, Duration.ofSeconds(1)))
-			.withMessage("capacity must be positive but was 0");
+			.withMessage("token bucket 'a': capacity must be positive but was 0");
 		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 1, 0, Duration.ofSeconds(1)))
-			.withMessage("refill tokens must be positive but was 0");
+			.withMessage("token bucket 'a': refill tokens must be positive but was 0");
 		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 1, 1, Duration.ZERO))
-			.withMessage("refill period must be positive but was PT0S");
+			.withMessage("token bucket 'a': refill period must be positive but was PT0S");
 		assertThatIllegalArgumentException().isThrownBy(() -> LeakyBucket.nodelay("a", 10, Duration.ofSeconds(1), -1))
-			.withMessage("burst must not be negative but was -1");
+			.withMessage("leaky bucket 'a': burst must not be negative but was -1");
 		assertThatIllegalArgumentException().isThrownBy(() -> LeakyBucket.queueing("a", 0, Duration.ofSeconds(1), 1))
-			.withMessage("rate must be positive but was 0");
+			.withMessage("leaky bucket 'a': rate must be positive but was 0");
 	}
 
 	@Test
@@ -94,7 +93,8 @@ class LimitValidationTests {
 			.isThrownBy(() -> TokenBucket.of("a", 1_000_000_000_000L, 1, Duration.ofDays(1)))
 			.withMessageContaining("takes longer than 3660 days to drain");
 		assertThatIllegalArgumentException().isThrownBy(() -> SlidingWindowLog.of("a", 2_000_000, Duration.ofSeconds(1)))
-			.withMessageContaining("at most 1000000");
+			.withMessage("sliding window log 'a': limit must be at most 1000000 (one stored entry per permit) but was "
+				+ "2000000; use a sliding window counter for large limits");
 	}
 
 	@Test
@@ -112,6 +112,9 @@ class LimitValidationTests {
 			.withMessage("name must not contain braces, whitespace or control characters but was 'a{b}'");
 		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of(" ", 1, Duration.ofSeconds(1)))
 			.withMessage("name must not be empty but was ' '");
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("n".repeat(257), 1, Duration.ofSeconds(1)))
+			.withMessageStartingWith("name must be at most 256 characters long but was 257");
+		assertThat(FixedWindow.of("n".repeat(256), 1, Duration.ofSeconds(1)).name()).hasSize(256);
 	}
 
 	@Test
@@ -122,7 +125,7 @@ class LimitValidationTests {
 				.window(Duration.ofDays(1))
 				.calendar(CalendarUnit.DAY, ZoneId.of("UTC"))
 				.build())
-			.withMessage("window and calendar unit are exclusive but both were set: window=PT24H, calendar unit=DAY");
+			.withMessage("fixed window 'a': window and calendar unit are exclusive but both were set: window=PT24H, calendar unit=DAY");
 	}
 
 }

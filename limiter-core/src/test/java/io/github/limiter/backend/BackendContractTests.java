@@ -29,6 +29,7 @@ import io.github.limiter.testsupport.ManualClock;
 import com.google.common.util.concurrent.GuavaWarmingLimiter;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
@@ -225,7 +226,48 @@ public abstract class BackendContractTests {
 		assertThat(this.limiter.acquire(log, "k").allowed()).isFalse();
 	}
 
+	@Test
+	void keysThatDifferOnlyInALoneSurrogateAreKeysOfTheirOwn() {
+		Limit one = FixedWindow.of("lone-surrogates", 1, Duration.ofMinutes(1));
+		String tail = "x".repeat(100);
+		for (String key : List.of("bob\uD800", "bob\uDC00", "bob?", tail + "?", tail + "\uD800")) {
+			assertThat(this.limiter.acquire(one, key).allowed()).as("first call on %s", key).isTrue();
+		}
+	}
+
+	@Test
+	void tryAcquireAdmitsNoCallThatWouldWaitItsTurn() {
+		Limit queue = LeakyBucket.queueing("try-queue", 10, Duration.ofSeconds(1), 5);
+		assertThat(this.limiter.tryAcquire(queue, "k")).isTrue();
+		assertThat(this.limiter.tryAcquire(queue, "k")).as("its turn is 100 ms away").isFalse();
+		assertThat(this.limiter.tryAcquire(queue, "k")).isFalse();
+		assertThat(this.limiter.acquire(queue, "k").delay()).as("the rejected calls took no turn").isEqualTo(ms(100));
+		at(ms(200));
+		assertThat(this.limiter.tryAcquire(queue, "k")).as("the queue has drained").isTrue();
+		Limit twoStage = LeakyBucket.twoStage("try-two-stage", 10, Duration.ofSeconds(1), 5, 2);
+		assertThat(this.limiter.tryAcquire(twoStage, "k")).isTrue();
+		assertThat(this.limiter.tryAcquire(twoStage, "k")).as("2 in excess are served without delay").isTrue();
+		assertThat(this.limiter.tryAcquire(twoStage, "k")).isTrue();
+		assertThat(this.limiter.tryAcquire(twoStage, "k")).as("the third in excess would queue").isFalse();
+	}
+
 	// Refunds
+
+	@Test
+	void aRefundWithTheRequestsOfAnotherLimitIsRefusedAndGivesNothing() {
+		Limit mine = FixedWindow.of("refund-mine", 1, Duration.ofMinutes(1));
+		Limit other = FixedWindow.of("refund-other", 1, Duration.ofMinutes(1));
+		Decision taken = this.limiter.acquire(mine, "k");
+		assertThat(this.limiter.acquire(other, "k").allowed()).isTrue();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.limiter.refund(List.of(LimitRequest.of(other, "k")), taken))
+			.withMessage("request 0 of the refund is of limit 'refund-other' but the decision's part 0 is of limit "
+					+ "'refund-mine': give back with the requests the decision was made for, in their order");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.limiter.refund(List.of(LimitRequest.of(mine, "k")), null))
+			.withMessageContaining("not null");
+		assertThat(this.limiter.acquire(other, "k").allowed()).as("nothing was given to the other limit").isFalse();
+	}
 
 	@Test
 	void aRefundGivesBackWhatAnAdmittedAcquireTookAndNothingMore() {
