@@ -535,9 +535,15 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 	}
 
-	/** When a call the policy rejected may retry: at the next probe, which may find the backend back. */
+	/**
+	 * When a call the policy rejected may retry: at the next probe, which may find the backend back; while a probe is
+	 * on its way, once it has had its time to answer (a probe that fails opens the circuit again for
+	 * {@code openDuration}; one that succeeds has closed it by then).
+	 */
 	private long nextProbeMicros() {
-		return Math.max(this.breaker.remainingOpen().toNanos(), this.deadline.floor().toNanos()) / 1000;
+		Duration wait = (this.breaker.state() == CircuitBreaker.State.HALF_OPEN) ? probeTimeout()
+				: this.breaker.remainingOpen();
+		return Math.max(wait.toNanos(), this.deadline.floor().toNanos()) / 1000;
 	}
 
 	/**

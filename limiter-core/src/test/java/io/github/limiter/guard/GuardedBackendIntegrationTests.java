@@ -256,6 +256,16 @@ class GuardedBackendIntegrationTests {
 		Decision next = decide(guarded, pacing).decision();
 		assertThat(next.allowed()).isFalse();
 		assertThat(next.retryAfter()).isPositive().isLessThanOrEqualTo(Duration.ofMillis(300));
+
+		long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (!guarded.breaker().remainingOpen().isZero() && System.nanoTime() < giveUp) {
+			Thread.sleep(10);
+		}
+		Decision whileProbing = decide(guarded, daily).decision();
+		assertThat(guarded.breaker().state()).as("this call sent a probe to the frozen Redis")
+			.isEqualTo(CircuitBreaker.State.HALF_OPEN);
+		assertThat(whileProbing.retryAfter()).as("once the probe has had its time, not the deadline's floor")
+			.isEqualTo(MAX_DEADLINE);
 		guarded.close();
 	}
 

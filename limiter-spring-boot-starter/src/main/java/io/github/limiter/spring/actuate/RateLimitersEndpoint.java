@@ -171,6 +171,8 @@ public class RateLimitersEndpoint {
 		if (settings.isEmpty()) {
 			String message = "Give at least one of " + List.of(names) + " to override (other fields are not read); DELETE "
 					+ "/actuator/ratelimiters/" + name + " removes the overrides";
+			// Spring Boot does not show the reason of a 400 by default: the operator finds it here.
+			logger.log(System.Logger.Level.WARNING, "Refused to retune limit '" + name + "': " + message);
 			throw new InvalidEndpointRequestException(message, message);
 		}
 		return override(name, settings);

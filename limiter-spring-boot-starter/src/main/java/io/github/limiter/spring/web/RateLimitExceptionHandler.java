@@ -54,13 +54,16 @@ public class RateLimitExceptionHandler {
 	}
 
 	/**
-	 * Why the call was rejected: the limit had no room, or its store could not say in time and the failure policy
+	 * Why the call was rejected: the limit had no room; or its store could not say in time and the failure policy
 	 * rejected the call, which says nothing of the room left (the {@code RateLimit} field then reads {@code r=0}: no
-	 * permit can be had before the retry).
+	 * permit can be had before the retry); or, its store being down, this instance's share of the limit had no room,
+	 * which says nothing of what the caller used of the whole limit (a share may hold nothing at all: three instances
+	 * cannot share one message a day).
 	 */
 	private static String why(Decision decision) {
 		return switch (decision.origin()) {
 			case UNDECIDED, FAIL_CLOSED -> "could not be checked in time";
+			case LOCAL_FALLBACK -> "exceeded for this instance's share while the limit's store is down";
 			default -> "exceeded";
 		};
 	}

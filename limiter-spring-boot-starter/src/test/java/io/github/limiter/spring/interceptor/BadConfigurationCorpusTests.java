@@ -57,7 +57,7 @@ class BadConfigurationCorpusTests {
 				Arguments.of("t.policy=fixed,t.calendar=year", METHOD + "attribute 'calendar' = 'year' cannot be read"),
 				Arguments.of("t.policy=fixed,t.calendar=day,t.zone=Mars/Olympus", METHOD + "attribute 'zone' = 'Mars/Olympus' cannot be read"),
 				Arguments.of("t.policy=leaky,t.burst=-1", METHOD + "attribute 'burst' = '-1' must not be negative"),
-				Arguments.of("t.policy=log,t.max=2000000", "limit of a sliding window log must be at most 1000000"),
+				Arguments.of("t.policy=log,t.max=2000000", "limit must be at most 1000000 (one stored entry per permit)"),
 				Arguments.of("limiter.policies.fixed.max=0", "Invalid limiter.policies.fixed.max = '0': must be positive"),
 				Arguments.of("limiter.policies.unused.delay=-1", "Invalid limiter.policies.unused.delay = '-1': must not be negative"),
 				Arguments.of("limiter.policies.fixed.window=-1ms", "Invalid limiter.policies.fixed.window = 'PT-0.001S': must be a positive duration"),

@@ -115,7 +115,8 @@ class OutageIntegrationTests {
 			assertThat(get("/local").status()).isEqualTo(200);
 			Timed local = get("/local");
 			assertThat(local.status()).isEqualTo(429);
-			assertThat(local.response().body()).contains("exceeded; retry in");
+			assertThat(local.response().body())
+				.contains("exceeded for this instance's share while the limit's store is down; retry in");
 			assertThat(local.millis()).isLessThan(50 + MARGIN_MILLIS);
 
 			String limits = get("/actuator/ratelimiters").response().body();
