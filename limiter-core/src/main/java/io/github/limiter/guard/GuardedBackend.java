@@ -46,7 +46,8 @@ import io.github.limiter.spi.RateLimiterBackend;
  *
  * <p><b>Deadline.</b> A decision waits for the backend at most the {@link AdaptiveDeadline}: three times the slowest
  * answer of the last ten seconds, between {@link Builder#deadline} and {@link Builder#maxDeadline} (the latter until
- * the backend first answered, since the first calls connect and load scripts). A JVM that gets
+ * the backend first answered a decision, since the first decisions connect, load scripts and run code this JVM has
+ * not run yet; a probe's answer does not count). A JVM that gets
  * busy makes every answer later and the deadline follows, so busyness alone does not turn decisions into fallbacks.
  * On expiry the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it
  * if it has not been sent yet.
@@ -157,6 +158,12 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	/** Whether the backend ever answered a probe or a decision. */
 	private volatile boolean answered;
 
+	/**
+	 * Whether the backend ever answered a decision: a probe's answer says the backend is there, not that this JVM has
+	 * run a decision's code and the backend loaded its script.
+	 */
+	private volatile boolean decided;
+
 	/** Monotonic time of the backend's last answer to anything (a decision, a probe, a late probe). */
 	private volatile long lastAnswerNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
 
@@ -217,9 +224,10 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			return CompletableFuture.completedFuture(fallback(requests, operation));
 		}
 		long start = System.nanoTime();
-		// Until the backend first answered, nothing says how long it takes, and the first calls connect and load the
-		// script: they may take up to maxDeadline rather than be rejected by a floor meant for a warm backend.
-		long limit = this.answered ? this.deadline.nanos(start) : this.deadline.ceiling().toNanos();
+		// Until the backend first answered a decision, nothing says how long one takes (a probe runs other code and
+		// another script), and the first calls connect and load the script: they may take up to maxDeadline rather than
+		// be rejected by a floor meant for a warm backend.
+		long limit = this.decided ? this.deadline.nanos(start) : this.deadline.ceiling().toNanos();
 		CompletableFuture<Decision> call = call(() -> this.delegate.decideAsync(requests, operation), late -> {
 			if (operation.acquires()) {
 				this.late.giveBack(requests, late);
@@ -233,6 +241,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				// A remembered rejection never left this JVM: it tells neither the backend's latency nor that it is alive.
 				if (decision.origin() != Decision.Origin.REMEMBERED) {
 					answered(start, System.nanoTime());
+					if (!this.decided) {
+						this.decided = true;
+					}
 				}
 				return decision;
 			}
