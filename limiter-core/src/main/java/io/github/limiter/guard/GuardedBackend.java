@@ -88,9 +88,6 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	});
 
 	/** What a probe checks on a backend that keeps no instance registry: reads one key, writes nothing. */
-	/** The key the warm-up checks: a check on it takes nothing and stores nothing. */
-	private static final String WARM_UP_KEY = "limiter:warm-up";
-
 	private static final List<LimitRequest> PROBE = List
 		.of(LimitRequest.of(FixedWindow.of("limiter-probe", 1, Duration.ofSeconds(1)), "probe"));
 
@@ -695,29 +692,6 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			this.heartbeats = HEARTBEATS.scheduleAtFixedRate(() -> probe("the heartbeat"), 0, period, TimeUnit.NANOSECONDS);
 		}
 		return this;
-	}
-
-	/**
-	 * Gets the backend ready for the first decisions on these limits: one check (which takes nothing) of each kind of
-	 * limit, on a key of its own, one after the other, so that the connection is open, the backend's scripts are
-	 * loaded and this JVM has run the code once before the first caller waits. Otherwise the first decisions do all
-	 * that within their deadline, which a machine busy starting up can miss: a healthy backend then rejects the
-	 * first calls. The checks are decisions like any other: one the backend misses is a suspicion, then a probe.
-	 * @param limits the limits the application decides on
-	 * @return a stage that completes, normally, once every check is answered or has failed, and at the latest after
-	 * {@code maxDeadline} (the checks left then go on without being waited for)
-	 */
-	public CompletionStage<Void> warmUp(java.util.Collection<? extends Limit> limits) {
-		Map<Object, Limit> kinds = new java.util.LinkedHashMap<>();
-		for (Limit limit : limits) {
-			kinds.putIfAbsent(limit.algorithm(), limit);
-		}
-		CompletableFuture<Void> ready = CompletableFuture.completedFuture(null);
-		for (Limit limit : kinds.values()) {
-			ready = ready.thenCompose(done -> decideAsync(List.of(LimitRequest.of(limit, WARM_UP_KEY)), Operation.CHECK)
-				.handle((decision, failure) -> null));
-		}
-		return ready.completeOnTimeout(null, this.deadline.ceiling().toNanos(), TimeUnit.NANOSECONDS);
 	}
 
 	/**

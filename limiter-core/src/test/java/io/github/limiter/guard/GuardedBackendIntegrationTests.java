@@ -270,18 +270,6 @@ class GuardedBackendIntegrationTests {
 	}
 
 	@Test
-	void aWarmUpOfAFrozenRedisEndsNormally() throws Exception {
-		GuardedBackend guarded = guard(lettuceBackend(), FailurePolicy.LOCAL);
-		this.redis.freeze();
-		CompletableFuture<Void> ready = guarded
-			.warmUp(List.of(this.limit, TokenBucket.of("warm", 5, Duration.ofSeconds(1)), this.limit))
-			.toCompletableFuture();
-		assertThat(ready.get(10, TimeUnit.SECONDS)).as("completes normally, never with the backend's failure").isNull();
-		assertThat(ready).isCompleted().isNotCompletedExceptionally();
-		guarded.close();
-	}
-
-	@Test
 	void aRefundGoesWhereItsDecisionWasMade() throws Exception {
 		GuardedBackend guarded = guard(lettuceBackend(), FailurePolicy.LOCAL);
 		List<LimitRequest> request = List.of(LimitRequest.of(this.limit, "refunded"));

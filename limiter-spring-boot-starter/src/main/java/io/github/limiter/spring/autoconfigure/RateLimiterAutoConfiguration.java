@@ -143,12 +143,6 @@ public final class RateLimiterAutoConfiguration {
 		return new RateLimitRetuner(source, environment, store, retune.getRefresh(), retune.getTimeout());
 	}
 
-	/** Checks each kind of declared limit once on the shared backend before the web server takes requests. */
-	@Bean
-	RateLimiterWarmUp rateLimiterWarmUp(RateLimiter rateLimiter, AnnotationRateLimitOperationSource source) {
-		return new RateLimiterWarmUp(rateLimiter, source);
-	}
-
 	/** Of several limits decided together, the strictest policy wins: closed, then local, then open. */
 	static FailurePolicy strictest(java.util.List<io.github.limiter.LimitRequest> requests,
 			RateLimitOperationSource source, FailurePolicy fallback) {

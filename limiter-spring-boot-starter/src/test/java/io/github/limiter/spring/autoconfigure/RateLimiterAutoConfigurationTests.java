@@ -62,39 +62,6 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
-	void aSharedBackendHasTheScriptsOfTheDeclaredLimitsLoadedBeforeTheFirstCall() {
-		LettuceConnectionFactory redis = TestRedis.lettuce();
-		try (org.springframework.data.redis.connection.RedisConnection connection = redis.getConnection()) {
-			connection.scriptingCommands().scriptFlush();
-			String prefix = TestRedis.uniquePrefix();
-			this.runner.withBean(RedisConnectionFactory.class, () -> redis)
-				.withPropertyValues("limiter.key-prefix=" + prefix)
-				.withBean(GreeterImpl.class)
-				.run(context -> {
-					assertThat(context).hasNotFailed();
-					io.github.limiter.Limit greeting = context
-						.getBean(io.github.limiter.spring.interceptor.AnnotationRateLimitOperationSource.class)
-						.rateLimitedMethods()
-						.iterator()
-						.next()
-						.operations()
-						.get(0)
-						.limit();
-					String sha = io.github.limiter.backend.redis.LimiterScript.deciding(java.util.List.of(greeting)).sha();
-					assertThat(connection.scriptingCommands().scriptExists(sha)).as("loaded at startup, no call made")
-						.containsExactly(true);
-					assertThat(connection.keyCommands().keys((prefix + "*").getBytes()))
-						.as("the warm-up's checks store nothing")
-						.noneMatch(key -> new String(key).contains("warm-up"));
-					assertThat(context.getBean(GreeterImpl.class).greet()).isEqualTo("hello");
-				});
-		}
-		finally {
-			redis.destroy();
-		}
-	}
-
-	@Test
 	void anApplicationThatChoseInterfaceProxiesKeepsThem() {
 		this.runner.withUserConfiguration(InterfaceProxies.class).withBean(GreeterImpl.class).run(context -> {
 			assertThat(context).hasNotFailed();
