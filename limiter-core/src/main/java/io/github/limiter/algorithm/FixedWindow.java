@@ -20,6 +20,9 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 
 	private volatile List<String> parameters;
 
+	/** A builder's limit before {@link Builder#limit} is called. */
+	private static final long UNSET = Long.MIN_VALUE;
+
 	private final long limit;
 
 	private final long windowMicros;
@@ -32,6 +35,9 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 
 	private FixedWindow(Builder builder) {
 		super(builder.name, builder.scope);
+		if (builder.limit == UNSET) {
+			throw invalid("limit must be set");
+		}
 		this.limit = positive("limit", builder.limit);
 		this.calendarUnit = builder.calendarUnit;
 		if (this.calendarUnit == null) {
@@ -225,7 +231,7 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 
 		private final String name;
 
-		private long limit;
+		private long limit = UNSET;
 
 		private Duration window;
 

@@ -68,6 +68,8 @@ class LimitValidationTests {
 			.withMessage("fixed window 'a': window must be at least one microsecond but was PT0.00000001S");
 		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, null))
 			.withMessage("fixed window 'a': window must be set");
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.builder("a").window(Duration.ofSeconds(1)).build())
+			.withMessage("fixed window 'a': limit must be set");
 	}
 
 	@Test
