@@ -86,7 +86,8 @@ class StageExecutorRefusalTests {
 		try (ConfigurableApplicationContext context = application().run()) {
 			Reports reports = context.getBean(Reports.class);
 			for (int i = 0; i < 3; i++) {
-				assertThat(reports.nothing().get(10, TimeUnit.SECONDS)).isNull();
+				// The executor's one thread may still be leaving the previous call: a refused call is asked again.
+				assertThat(whenRun(reports::nothing)).isNull();
 			}
 		}
 	}
