@@ -60,16 +60,6 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Decision.class, "reserved");
 
 	/** Whether a class prints its objects by identity ({@code Object.toString()}): each object a key of its own. */
-	private static final ClassValue<Boolean> IDENTITY_TEXT = new ClassValue<>() {
-
-		@Override
-		protected Boolean computeValue(Class<?> type) {
-			java.lang.reflect.Method toString = org.springframework.util.ReflectionUtils.findMethod(type, "toString");
-			return toString == null || toString.getDeclaringClass() == Object.class;
-		}
-
-	};
-
 	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Admission> ADMITTED =
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Admission.class, "admitted");
 
@@ -682,29 +672,14 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			return key;
 		}
 
-		/**
-		 * The text of a key's value. A principal is keyed by its name: its {@code toString()} can carry a session id or
-		 * credentials details. An array by its elements, not by its identity. A value without a {@code toString()} of
-		 * its own would be a key of its own on every call, so that the limit never holds: said, at most every 10 s.
-		 */
+		/** The text of a key's value ({@link KeyText}); a value printed by its identity is said, at most every 10 s. */
 		private String keyText(RateLimitOperation operation, Object value) {
-			if (value == null) {
-				return null;
-			}
-			if (value instanceof java.security.Principal principal) {
-				return principal.getName();
-			}
-			if (value.getClass().isArray()) {
-				return org.springframework.util.ObjectUtils.nullSafeToString(value);
-			}
-			if (IDENTITY_TEXT.get(value.getClass())) {
-				logEvery("key:identity:" + operation.limit().name(), System.Logger.Level.WARNING, () -> "The key '"
-						+ operation.keyExpression() + "' of limit '" + operation.limit().name() + "' on "
-						+ this.limited.description() + " evaluates to a " + value.getClass().getName() + ", which has no "
-						+ "toString() of its own: every object is a key of its own, so the limit does not hold; key by "
-						+ "a value (a field or an id of it). Logged at most every 10 s per limit");
-			}
-			return value.toString();
+			return KeyText.of(value, type -> logEvery("key:identity:" + operation.limit().name(),
+					System.Logger.Level.WARNING, () -> "The key '" + operation.keyExpression() + "' of limit '"
+							+ operation.limit().name() + "' on " + this.limited.description() + " evaluates to a "
+							+ ((value.getClass() == type) ? "" : "value holding a ") + type.getName() + ", which has no "
+							+ "toString() of its own: every object is a key of its own, so the limit does not hold; key by "
+							+ "a value (a field or an id of it). Logged at most every 10 s per limit"));
 		}
 
 		private RateLimitKeyException badKey(RateLimitOperation operation, RateLimitKeyException.Reason reason,

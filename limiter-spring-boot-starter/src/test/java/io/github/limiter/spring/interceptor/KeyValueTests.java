@@ -42,6 +42,33 @@ class KeyValueTests {
 	}
 
 	@Test
+	void distinctArraysNeverShareAKey() {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			// Each call below is admitted: the limit is 1 per key, and no two of these arrays are equal.
+			api.nested(new Object[] { "a, b" });
+			api.nested(new Object[] { "a", "b" });
+			api.nested(new Object[] { "{a}" });
+			api.nested(new Object[] { new String[] { "a" } });
+			api.nested(new Object[] { null });
+			api.nested(new Object[] { "null" });
+			api.nested(new Object[] { "a\\", "b" });
+			api.nested(new Object[] { "a\\, b" });
+			api.nested(new Object[] { new int[] { 1, 2 }, new String[0] });
+			// Equal nested arrays are one key: their elements, not their identities.
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> api.nested(new Object[] { new int[] { 1, 2 }, new String[0] }))
+				.satisfies(ex -> assertThat(ex.getRequests().get(0).key()).isEqualTo("{{1, 2}, {}}"));
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> api.nested(new Object[] { "a, b" }))
+				.satisfies(ex -> assertThat(ex.getRequests().get(0).key()).isEqualTo("{a\\, b}"));
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> api.nested(new Object[] { null }))
+				.satisfies(ex -> assertThat(ex.getRequests().get(0).key()).isEqualTo("{\\null}"));
+		});
+	}
+
+	@Test
 	void aKeyPrintedByItsIdentityIsSaid() {
 		// The interceptor logs through System.Logger, which is java.util.logging here: its records are read there.
 		java.util.logging.Logger log = java.util.logging.Logger.getLogger(RateLimitInterceptor.class.getName());
@@ -70,14 +97,17 @@ class KeyValueTests {
 				Api api = context.getBean(Api.class);
 				api.order(new Order());
 				api.order(new Order());
+				api.nested(new Object[] { "a", new Order() });
 			});
 		}
 		finally {
 			log.removeHandler(handler);
 		}
-		assertThat(warnings).singleElement()
-			.satisfies(warning -> assertThat(warning).contains("evaluates to a " + Order.class.getName()
-					+ ", which has no toString() of its own"));
+		assertThat(warnings).hasSize(2);
+		assertThat(warnings.get(0)).contains("evaluates to a " + Order.class.getName()
+				+ ", which has no toString() of its own");
+		assertThat(warnings.get(1)).contains("limit 'nested'")
+			.contains("evaluates to a value holding a " + Order.class.getName() + ", which has no toString()");
 	}
 
 	static class Order {
@@ -92,6 +122,10 @@ class KeyValueTests {
 
 		@RateLimit(name = "codes", key = "#codes", max = "1", window = "1h")
 		public void codes(int[] codes) {
+		}
+
+		@RateLimit(name = "nested", key = "#values", max = "1", window = "1h")
+		public void nested(Object[] values) {
 		}
 
 		@RateLimit(name = "order", key = "#order", max = "5", window = "1h")
