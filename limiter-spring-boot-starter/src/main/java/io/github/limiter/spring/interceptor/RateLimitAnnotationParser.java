@@ -452,6 +452,25 @@ final class RateLimitAnnotationParser {
 				}
 			}
 		}
+		// An interface's limited method that the class implements by a final method inherited from a superclass that
+		// does not implement the interface: the loop above finds no annotation on that superclass's method.
+		for (Class<?> contract : org.springframework.util.ClassUtils.getAllInterfacesForClassAsSet(type)) {
+			for (Method declared : contract.getMethods()) {
+				if (declared.isDefault() || AnnotatedElementUtils.findMergedRepeatableAnnotations(declared,
+						RateLimit.class, RateLimits.class).isEmpty()) {
+					continue;
+				}
+				Method implementation = org.springframework.util.ClassUtils.getMostSpecificMethod(declared, type);
+				if (implementation != declared && Modifier.isFinal(implementation.getModifiers())
+						&& !implementation.isSynthetic()) {
+					throw new IllegalStateException("Invalid @RateLimit on " + contract.getName() + "."
+							+ declared.getName() + parameterList(declared, false) + ": class " + type.getName()
+							+ " implements it with the final method " + implementation.getDeclaringClass().getName()
+							+ "." + implementation.getName() + parameterList(implementation, false)
+							+ ", so no proxy of the class can intercept its calls and the limit would never apply");
+				}
+			}
+		}
 	}
 
 	/**

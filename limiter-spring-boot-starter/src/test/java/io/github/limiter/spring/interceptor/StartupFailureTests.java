@@ -233,6 +233,26 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aFinalMethodInheritedFromAClassOutsideTheInterfaceFailsStartup() {
+		assertStartupFails(InheritsFinalImplementation.class, "Invalid @RateLimit on " + LimitedApi.class.getName()
+				+ ".call(): class " + InheritsFinalImplementation.class.getName() + " implements it with the final method "
+				+ FinalBase.class.getName() + ".call(), so no proxy of the class can intercept its calls and the limit"
+				+ " would never apply");
+	}
+
+	static class FinalBase {
+
+		public final String call() {
+			return "ok";
+		}
+
+	}
+
+	static class InheritsFinalImplementation extends FinalBase implements LimitedApi {
+
+	}
+
+	@Test
 	void aComposedAnnotationOnAFinalOrPrivateMethodFailsStartup() {
 		assertStartupFails(ComposedOnFinal.class, "Invalid @RateLimit on " + ComposedOnFinal.class.getName()
 				+ ".call(): the method is final, so no proxy can intercept its calls and the limit would never apply");
