@@ -91,7 +91,7 @@ public final class ExchangeCaller implements Caller {
 	@Override
 	public void describe(Decision decision, List<LimitRequest> requests) {
 		this.exchange.getAttributes()
-			.put(FIELDS, new String[] { RateLimitHeaders.policy(requests), RateLimitHeaders.rateLimit(decision, requests) });
+			.put(FIELDS, new String[] { RateLimitHeaders.policy(decision, requests), RateLimitHeaders.rateLimit(decision, requests) });
 	}
 
 }

@@ -47,7 +47,7 @@ public class RateLimitExceptionHandler {
 		// The fields describe the limit that rejected the request. On a servlet response they replace those of an
 		// admitted handler; a reactive response gets them here, and the handler's are then not added.
 		if (!RateLimitHeaders.replaceOnServletResponse(decision, exception.getRequests())) {
-			response.header(RateLimitHeaders.POLICY, RateLimitHeaders.policy(exception.getRequests()))
+			response.header(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decision, exception.getRequests()))
 				.header(RateLimitHeaders.RATE_LIMIT, RateLimitHeaders.rateLimit(decision, exception.getRequests()));
 		}
 		return response.contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);

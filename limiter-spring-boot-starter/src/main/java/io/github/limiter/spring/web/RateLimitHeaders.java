@@ -39,18 +39,23 @@ public final class RateLimitHeaders {
 	}
 
 	/**
-	 * The {@code RateLimit-Policy} field value.
-	 * @param requests the limits decided
+	 * The {@code RateLimit-Policy} field value: the quota that decided, which is this instance's share of a limit when
+	 * its store was down and the share decided (so that {@code q} and {@code r} describe the same quota).
+	 * @param decision the decision
+	 * @param requests the limits decided, in the order of the decision's parts
 	 * @return the value
 	 */
-	public static String policy(List<LimitRequest> requests) {
+	public static String policy(Decision decision, List<LimitRequest> requests) {
+		List<Decision> parts = parts(decision);
 		StringJoiner value = new StringJoiner(", ");
-		for (LimitRequest request : requests) {
+		for (int i = 0; i < requests.size(); i++) {
+			LimitRequest request = requests.get(i);
+			long capacity = (i < parts.size()) ? parts.get(i).limit() : request.limit().capacity();
 			// w is whole seconds; when the window is not, q is scaled to that rounded window so the rate stays true.
 			Duration window = request.limit().window();
 			long w = Math.max(1, seconds(window));
-			long q = (long) Math.floor(request.limit().capacity() * (w * 1e9 / window.toNanos()));
-			value.add(name(request.limit().name()) + ";q=" + Math.max(q, request.limit().capacity()) + ";w=" + w);
+			long q = (long) Math.floor(capacity * (w * 1e9 / window.toNanos()));
+			value.add(name(request.limit().name()) + ";q=" + Math.max(q, capacity) + ";w=" + w);
 		}
 		return value.toString();
 	}
@@ -62,9 +67,8 @@ public final class RateLimitHeaders {
 	 * @return the value
 	 */
 	public static String rateLimit(Decision decision, List<LimitRequest> requests) {
-		List<Decision> parts = decision.parts().isEmpty() ? List.of(decision) : decision.parts();
 		StringJoiner value = new StringJoiner(", ");
-		for (Decision part : parts) {
+		for (Decision part : parts(decision)) {
 			value.add(name(part.limitName()) + ";r=" + part.remaining() + ";t=" + seconds(part.resetAfter()));
 		}
 		return value.toString();
@@ -90,8 +94,12 @@ public final class RateLimitHeaders {
 		if (!SERVLET_PRESENT) {
 			return false;
 		}
-		return ServletCalls.replaceHeader(POLICY, policy(requests))
+		return ServletCalls.replaceHeader(POLICY, policy(decision, requests))
 				&& ServletCalls.replaceHeader(RATE_LIMIT, rateLimit(decision, requests));
+	}
+
+	private static List<Decision> parts(Decision decision) {
+		return decision.parts().isEmpty() ? List.of(decision) : decision.parts();
 	}
 
 	private static long seconds(Duration duration) {

@@ -67,7 +67,7 @@ final class ServletCaller implements Caller {
 	@Override
 	public void describe(Decision decision, List<LimitRequest> requests) {
 		if (this.response != null && !this.response.isCommitted()) {
-			this.response.setHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(requests));
+			this.response.setHeader(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decision, requests));
 			this.response.setHeader(RateLimitHeaders.RATE_LIMIT, RateLimitHeaders.rateLimit(decision, requests));
 		}
 	}

@@ -117,6 +117,9 @@ class OutageIntegrationTests {
 			assertThat(local.status()).isEqualTo(429);
 			assertThat(local.response().body())
 				.contains("exceeded for this instance's share while the limit's store is down; retry in");
+			// The fields describe the quota that decided, the share: q and r of one quota.
+			assertThat(local.response().headers().firstValue("RateLimit-Policy")).hasValue("\"local\";q=2;w=3600");
+			assertThat(local.response().headers().firstValue("RateLimit").orElseThrow()).startsWith("\"local\";r=0;");
 			assertThat(local.millis()).isLessThan(50 + MARGIN_MILLIS);
 
 			String limits = get("/actuator/ratelimiters").response().body();
