@@ -452,13 +452,21 @@ final class RateLimitAnnotationParser {
 				}
 			}
 		}
-		// An interface's limited method that the class implements by a final method inherited from a superclass that
-		// does not implement the interface: the loop above finds no annotation on that superclass's method.
-		for (Class<?> contract : org.springframework.util.ClassUtils.getAllInterfacesForClassAsSet(type)) {
-			for (Method declared : contract.getMethods()) {
-				if (declared.isDefault() || AnnotatedElementUtils.findMergedRepeatableAnnotations(declared,
+		// The interfaces' limited methods: a private or static one no proxy sees; an abstract or default one that the
+		// class implements by a final method inherited from a superclass outside the interface, which the loop above
+		// finds no annotation on, no proxy of the class can intercept.
+		for (Class<?> contract : interfaces(type)) {
+			for (Method declared : contract.getDeclaredMethods()) {
+				if (declared.isSynthetic() || AnnotatedElementUtils.findMergedRepeatableAnnotations(declared,
 						RateLimit.class, RateLimits.class).isEmpty()) {
 					continue;
+				}
+				int modifiers = declared.getModifiers();
+				if (Modifier.isPrivate(modifiers) || Modifier.isStatic(modifiers)) {
+					throw new IllegalStateException("Invalid @RateLimit on " + contract.getName() + "."
+							+ declared.getName() + parameterList(declared, false) + ": the method is "
+							+ (Modifier.isPrivate(modifiers) ? "private" : "static")
+							+ ", so no proxy can intercept its calls and the limit would never apply");
 				}
 				Method implementation = org.springframework.util.ClassUtils.getMostSpecificMethod(declared, type);
 				if (implementation != declared && Modifier.isFinal(implementation.getModifiers())
@@ -471,6 +479,20 @@ final class RateLimitAnnotationParser {
 				}
 			}
 		}
+	}
+
+	/** Every interface the class implements, directly, through its superclasses or through other interfaces. */
+	private static Set<Class<?>> interfaces(Class<?> type) {
+		Set<Class<?>> all = new java.util.LinkedHashSet<>();
+		java.util.Deque<Class<?>> pending = new java.util.ArrayDeque<>(
+				org.springframework.util.ClassUtils.getAllInterfacesForClassAsSet(type));
+		while (!pending.isEmpty()) {
+			Class<?> contract = pending.poll();
+			if (all.add(contract)) {
+				pending.addAll(Arrays.asList(contract.getInterfaces()));
+			}
+		}
+		return all;
 	}
 
 	/**

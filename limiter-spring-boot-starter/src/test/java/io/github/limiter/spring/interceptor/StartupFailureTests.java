@@ -253,6 +253,49 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aStaticOrPrivateInterfaceMethodFailsStartup() {
+		assertStartupFails(ImplementsStaticLimited.class, "Invalid @RateLimit on " + StaticLimited.class.getName()
+				+ ".lookup(java.lang.String): the method is static, so no proxy can intercept its calls and the limit"
+				+ " would never apply");
+		assertStartupFails(ImplementsPrivateLimited.class, "Invalid @RateLimit on " + PrivateLimited.class.getName()
+				+ ".helper(): the method is private, so no proxy can intercept its calls and the limit would never apply");
+	}
+
+	interface StaticLimited {
+
+		@RateLimit(max = "1", window = "1h")
+		static String lookup(String id) {
+			return id;
+		}
+
+	}
+
+	static class ImplementsStaticLimited implements StaticLimited {
+
+	}
+
+	interface PrivateLimited {
+
+		default String call() {
+			return helper();
+		}
+
+		@RateLimit(max = "1", window = "1h")
+		private String helper() {
+			return "ok";
+		}
+
+	}
+
+	interface ExtendsPrivateLimited extends PrivateLimited {
+
+	}
+
+	static class ImplementsPrivateLimited implements ExtendsPrivateLimited {
+
+	}
+
+	@Test
 	void aComposedAnnotationOnAFinalOrPrivateMethodFailsStartup() {
 		assertStartupFails(ComposedOnFinal.class, "Invalid @RateLimit on " + ComposedOnFinal.class.getName()
 				+ ".call(): the method is final, so no proxy can intercept its calls and the limit would never apply");
