@@ -4,6 +4,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
@@ -54,6 +57,9 @@ public class RateLimitersEndpoint {
 
 	private static final System.Logger logger = System.getLogger(RateLimitersEndpoint.class.getName());
 
+	/** Longest wait for the store's answer to a key's state. */
+	private static final long READ_TIMEOUT_MILLIS = 2000;
+
 	private final RateLimitOperationSource source;
 
 	private final RateLimiter rateLimiter;
@@ -97,34 +103,66 @@ public class RateLimitersEndpoint {
 	public LimitDescriptor limit(@Selector String name) {
 		LimitDescriptor descriptor = collect().get(name);
 		if (descriptor != null && descriptor.keyExpression().isEmpty()) {
-			return descriptor.withState(state(descriptor.limit, ""));
+			try {
+				return descriptor.withState(state(descriptor.limit, ""));
+			}
+			catch (BackendException ex) {
+				// The limit's definition stands without its state; the key's own read says why the state is missing.
+				return descriptor;
+			}
 		}
 		return descriptor;
 	}
 
 	/**
-	 * The state of one key of a limit.
+	 * The state of one key of a limit, as its store holds it: read from the store itself, never from the failure
+	 * policy (a read is not a decision, and a local share's count is not the key's state).
 	 * @param name the limit's name
 	 * @param key the key
-	 * @return the state, or {@code null} (404) when the limit is unknown
+	 * @return the state; a 404 when the limit is unknown, a 503 when the store cannot be read
 	 */
 	@ReadOperation
-	public KeyState key(@Selector String name, @Selector String key) {
+	public WebEndpointResponse<Object> key(@Selector String name, @Selector String key) {
 		LimitDescriptor descriptor = collect().get(name);
-		return (descriptor != null) ? state(descriptor.limit, key) : null;
+		if (descriptor == null) {
+			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		try {
+			return new WebEndpointResponse<>(state(descriptor.limit, key));
+		}
+		catch (BackendException ex) {
+			return unavailable(name, key, ex, "");
+		}
 	}
 
 	/**
 	 * Forgets one key of a limit.
 	 * @param name the limit's name
 	 * @param key the key
+	 * @return no content; a 404 when the limit is unknown, a 503 when the store could not be reached in time
 	 */
 	@DeleteOperation
-	public void reset(@Selector String name, @Selector String key) {
+	public WebEndpointResponse<Object> reset(@Selector String name, @Selector String key) {
 		LimitDescriptor descriptor = collect().get(name);
-		if (descriptor != null) {
+		if (descriptor == null) {
+			return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+		}
+		try {
 			this.rateLimiter.reset(descriptor.limit, request(descriptor.limit, key).key());
 		}
+		catch (BackendException ex) {
+			return unavailable(name, key, ex, "; the reset may still land once the store answers");
+		}
+		return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NO_CONTENT);
+	}
+
+	/** A 503 for a key the store could not read or reset in time, said in the log as the operator's answer. */
+	private static WebEndpointResponse<Object> unavailable(String name, String key, BackendException ex,
+			String aftermath) {
+		String error = ex.getMessage() + ((ex.getCause() != null) ? ": " + ex.getCause() : "") + aftermath;
+		logger.log(System.Logger.Level.WARNING, "Rate limit '" + name + "', key '" + key + "': " + error);
+		return new WebEndpointResponse<>(Map.of("limit", name, "key", key, "error", error),
+				WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
 	}
 
 	/** A request for a key given in the path: one the limiter refuses (too long) is a 400, not a 500. */
@@ -193,8 +231,18 @@ public class RateLimitersEndpoint {
 			if (descriptor == null) {
 				return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
 			}
-			this.rateLimiter.reset(descriptor.limit, request(descriptor.limit, key).key());
-			return new WebEndpointResponse<>(state(descriptor.limit, key));
+			try {
+				this.rateLimiter.reset(descriptor.limit, request(descriptor.limit, key).key());
+			}
+			catch (BackendException ex) {
+				return unavailable(name, key, ex, "; the reset may still land once the store answers");
+			}
+			try {
+				return new WebEndpointResponse<>(state(descriptor.limit, key));
+			}
+			catch (BackendException ex) {
+				return unavailable(name, key, ex, "");
+			}
 		}
 		return override(name, Map.of());
 	}
@@ -225,9 +273,30 @@ public class RateLimitersEndpoint {
 				: Map.of("limit", name, "removed", "the stored overrides of a limit this application does not declare"));
 	}
 
+	/**
+	 * A key's state, read from the store behind the guard within {@value #READ_TIMEOUT_MILLIS} ms.
+	 * @throws BackendException when the store does not answer in time
+	 */
 	private KeyState state(Limit limit, String key) {
 		RateLimiterBackend backend = this.rateLimiter.backend();
-		Decision check = backend.decide(List.of(request(limit, key)), Operation.CHECK);
+		RateLimiterBackend store = (backend instanceof GuardedBackend guarded) ? guarded.delegate() : backend;
+		Decision check;
+		try {
+			check = store.decideAsync(List.of(request(limit, key)), Operation.CHECK)
+				.toCompletableFuture()
+				.get(READ_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+		}
+		catch (TimeoutException ex) {
+			throw new BackendException("could not read " + limit.name() + " for '" + key + "'",
+					new TimeoutException("no answer within " + READ_TIMEOUT_MILLIS + " ms"));
+		}
+		catch (ExecutionException ex) {
+			throw new BackendException("could not read " + limit.name() + " for '" + key + "'", ex.getCause());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new BackendException("interrupted while reading " + limit.name() + " for '" + key + "'", ex);
+		}
 		// A check reports what would remain after one more call; the state is what remains now.
 		long available = check.allowed() ? check.remaining() + 1 : check.remaining();
 		// A full key has nothing to refill; the check's reset-after would count the permit it only pretended to take.

@@ -31,7 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = OutageIntegrationTests.Application.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=health,metrics,ratelimiters",
-				"management.endpoint.health.show-details=always", "limiter.failure.deadline=50ms",
+				"management.endpoint.ratelimiters.access=unrestricted", "management.endpoint.health.show-details=always",
+				"limiter.failure.deadline=50ms",
 				"limiter.failure.max-deadline=300ms", "limiter.failure.open-duration=500ms",
 				"limiter.failure.heartbeat=200ms", "limiter.failure.expected-instances=2",
 				// Spring Boot's own Redis indicator would wait for Lettuce's one-minute timeout and answer DOWN: it is not
@@ -125,6 +126,17 @@ class OutageIntegrationTests {
 			String limits = get("/actuator/ratelimiters").response().body();
 			assertThat(limits).contains("\"circuit\":\"OPEN\"").contains("no answer within 300 ms\"")
 				.contains("\"instances\":2");
+			// A key's state is the store's, not the failure policy's: unreadable now, and said so.
+			HttpResponse<String> state = get("/actuator/ratelimiters/local/somebody").response();
+			assertThat(state.statusCode()).isEqualTo(503);
+			assertThat(state.body()).contains("could not read local for 'somebody'").contains("no answer within 2000 ms");
+			HttpResponse<String> reset = this.http.send(HttpRequest
+				.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/actuator/ratelimiters/local/somebody"))
+				.DELETE()
+				.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(reset.statusCode()).isEqualTo(503);
+			assertThat(reset.body()).contains("could not reset local for 'somebody'")
+				.contains("the reset may still land once the store answers");
 			Timed health = get("/actuator/health/rateLimiter");
 			assertThat(health.response().body()).contains("\"status\":\"DEGRADED\"").contains("\"circuit\":\"OPEN\"");
 			assertThat(health.millis()).as("health reads the guard's state, it does not wait for Redis")

@@ -179,6 +179,9 @@ class WebRedisIntegrationTests {
 			.as("a full key has nothing to refill")
 			.contains("\"resetAfterMillis\":0");
 		assertThat(get("/actuator/ratelimiters/nope").statusCode()).isEqualTo(404);
+		assertThat(get("/actuator/ratelimiters/nope/" + user).statusCode()).isEqualTo(404);
+		assertThat(delete("/actuator/ratelimiters/nope/" + user).statusCode()).as("a misspelt limit resets nothing")
+			.isEqualTo(404);
 		String tooLong = "k".repeat(LimitRequest.MAX_KEY_LENGTH + 1);
 		HttpResponse<String> refused = get("/actuator/ratelimiters/orders/" + tooLong);
 		assertThat(refused.statusCode()).as("a key the limiter refuses is the request's fault").isEqualTo(400);
