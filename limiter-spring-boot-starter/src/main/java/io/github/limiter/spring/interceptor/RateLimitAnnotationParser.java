@@ -518,8 +518,32 @@ final class RateLimitAnnotationParser {
 	static String describe(Method method, Class<?> targetClass) {
 		Class<?> owner = (targetClass != null) ? org.springframework.util.ClassUtils.getUserClass(targetClass)
 				: method.getDeclaringClass();
-		long overloads = Arrays.stream(owner.getMethods()).filter(m -> m.getName().equals(method.getName())).count();
-		return owner.getSimpleName() + "." + method.getName() + ((overloads > 1) ? parameterList(method, true) : "");
+		return owner.getSimpleName() + "." + method.getName()
+				+ ((overloads(owner, method.getName()) > 1) ? parameterList(method, true) : "");
+	}
+
+	/**
+	 * The methods of a name: public ones, inherited or not, and the class's and its superclasses' protected and
+	 * package-private instance methods, which a proxy can limit too; a private one, which no limit can be on, does not
+	 * make the limited method's name longer.
+	 */
+	private static int overloads(Class<?> owner, String name) {
+		Set<List<Class<?>>> signatures = new HashSet<>();
+		for (Method candidate : owner.getMethods()) {
+			if (candidate.getName().equals(name) && !candidate.isBridge()) {
+				signatures.add(List.of(candidate.getParameterTypes()));
+			}
+		}
+		for (Class<?> current = owner; current != null && current != Object.class; current = current.getSuperclass()) {
+			for (Method candidate : current.getDeclaredMethods()) {
+				int modifiers = candidate.getModifiers();
+				if (candidate.getName().equals(name) && !candidate.isBridge() && !candidate.isSynthetic()
+						&& !Modifier.isPrivate(modifiers) && !Modifier.isStatic(modifiers)) {
+					signatures.add(List.of(candidate.getParameterTypes()));
+				}
+			}
+		}
+		return signatures.size();
 	}
 
 	static String parameterList(Method method, boolean simple) {
