@@ -2,6 +2,7 @@ package io.github.limiter.spring.interceptor;
 
 import java.lang.reflect.Method;
 
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -10,8 +11,9 @@ import org.springframework.util.ReflectionUtils;
 
 /**
  * Reads the {@code @RateLimit} annotations of beans that were not created at startup (lazy beans, or every bean with
- * {@code spring.main.lazy-initialization=true}), so that a bad annotation fails startup there too instead of the
- * first call. Beans created at startup were read when their proxy was made.
+ * {@code spring.main.lazy-initialization=true}), and of beans behind an interface proxy
+ * ({@code spring.aop.proxy-target-class=false}), whose making stopped at the first limited method, so that a bad
+ * annotation fails startup there too instead of every call. The other beans were read when their proxy was made.
  */
 public class RateLimitStartupValidator implements SmartInitializingSingleton {
 
@@ -32,14 +34,22 @@ public class RateLimitStartupValidator implements SmartInitializingSingleton {
 	@Override
 	public void afterSingletonsInstantiated() {
 		for (String name : this.beanFactory.getBeanDefinitionNames()) {
-			if (this.beanFactory.containsSingleton(name)) {
-				continue;
-			}
 			BeanDefinition definition = this.beanFactory.getBeanDefinition(name);
 			if (definition.isAbstract() || definition.getRole() == BeanDefinition.ROLE_INFRASTRUCTURE) {
 				continue;
 			}
-			Class<?> type = this.beanFactory.getType(name, false);
+			Class<?> type;
+			if (this.beanFactory.containsSingleton(name)) {
+				// A class proxy was made by asking about every method; an interface proxy, only until one matched.
+				Object bean = this.beanFactory.getSingleton(name);
+				if (bean == null || !AopUtils.isJdkDynamicProxy(bean)) {
+					continue;
+				}
+				type = AopUtils.getTargetClass(bean);
+			}
+			else {
+				type = this.beanFactory.getType(name, false);
+			}
 			if (type == null) {
 				continue;
 			}

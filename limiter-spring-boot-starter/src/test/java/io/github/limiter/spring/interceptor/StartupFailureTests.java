@@ -296,6 +296,39 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void everyMethodBehindAnInterfaceProxyIsReadAtStartup() {
+		this.runner.withBean(SecondMethodInvalid.class).withPropertyValues("spring.aop.proxy-target-class=false").run(context -> {
+			assertThat(context).hasFailed();
+			// Failed by the validator, or by the proxy if it happened to ask about z() first.
+			assertThat(org.springframework.core.NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+				.hasMessageStartingWith("Invalid @RateLimit on "
+					+ SecondMethodInvalid.class.getName() + ".z(): attribute 'max' = 'abc' cannot be read");
+		});
+	}
+
+	interface TwoLimited {
+
+		void a();
+
+		void z();
+
+	}
+
+	static class SecondMethodInvalid implements TwoLimited {
+
+		@Override
+		@RateLimit(max = "1", window = "1h")
+		public void a() {
+		}
+
+		@Override
+		@RateLimit(max = "abc", window = "1h")
+		public void z() {
+		}
+
+	}
+
+	@Test
 	void aComposedAnnotationOnAFinalOrPrivateMethodFailsStartup() {
 		assertStartupFails(ComposedOnFinal.class, "Invalid @RateLimit on " + ComposedOnFinal.class.getName()
 				+ ".call(): the method is final, so no proxy can intercept its calls and the limit would never apply");
