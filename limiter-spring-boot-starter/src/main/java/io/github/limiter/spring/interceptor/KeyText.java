@@ -1,7 +1,11 @@
 package io.github.limiter.spring.interceptor;
 
 import java.lang.reflect.Array;
+import java.lang.reflect.RecordComponent;
 import java.security.Principal;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -9,17 +13,21 @@ import java.util.function.Consumer;
  *
  * <ul>
  * <li>A principal is keyed by its name: its {@code toString()} can carry a session id or credentials details.</li>
- * <li>An array (of objects or primitives, nested or not) by its elements, not by its identity: {@code {a, b}}. An
- * element's own {@code \}, {@code ,}, <code>{</code> and <code>}</code> are escaped with {@code \}, so that distinct
- * arrays never print alike ({@code {"a, b"}} is <code>{a\, b}</code>, {@code {"a", "b"}} is {@code {a, b}}), and a
- * {@code null} element is <code>\null</code>, not the string {@code "null"}; an array whose elements hold none of
- * these characters prints as it always did.</li>
- * <li>Anything else by its {@code toString()}. A value without a {@code toString()} of its own (an array's element
- * included) would be a key of its own on every call, so that the limit never holds: it is handed to the caller's
- * warning.</li>
+ * <li>An array (of objects or primitives) by its elements, not by its identity: {@code {a, b}}; a collection, a map
+ * and an {@code Optional} by theirs too, as their {@code toString()} prints them ({@code [a, b]}, {@code {k=v}},
+ * {@code Optional[a]}), but with an element's own {@code \ , = [ ] { }} escaped by {@code \}, so that distinct values
+ * never print alike ({@code {"a, b"}} is <code>{a\, b}</code>, {@code {"a", "b"}} is {@code {a, b}}), and with a
+ * {@code null} element as <code>\null</code>, not as the string {@code "null"}. Containers nest: an array in a list
+ * prints by its elements. Plain elements print as they always did.</li>
+ * <li>Anything else by its {@code toString()}. A value without a {@code toString()} of its own would be a key of its
+ * own on every call, so that the limit never holds: such a value, whether it is the key or is found in it (an element,
+ * or a record's component), is handed to the caller's warning.</li>
  * </ul>
  */
 final class KeyText {
+
+	/** Containers nested deeper than this print by their {@code toString()} (a list holding itself, say). */
+	private static final int MAX_DEPTH = 8;
 
 	private static final ClassValue<Boolean> IDENTITY_TEXT = new ClassValue<>() {
 
@@ -31,65 +39,160 @@ final class KeyText {
 
 	};
 
+	/** A record's component accessors that can be called (a record in a module that does not open it has none). */
+	private static final ClassValue<java.lang.reflect.Method[]> COMPONENTS = new ClassValue<>() {
+
+		@Override
+		protected java.lang.reflect.Method[] computeValue(Class<?> type) {
+			return java.util.Arrays.stream(type.getRecordComponents())
+				.map(RecordComponent::getAccessor)
+				.filter(accessor -> accessor.trySetAccessible())
+				.toArray(java.lang.reflect.Method[]::new);
+		}
+
+	};
+
 	private KeyText() {
 	}
 
 	/**
 	 * The key's text.
 	 * @param value the value, or {@code null}
-	 * @param identityText told the class of a value (or element) printed by its identity
+	 * @param identityText told the class of a value (or of a part of it) printed by its identity
 	 * @return the text, or {@code null} for a {@code null} value
 	 */
 	static String of(Object value, Consumer<Class<?>> identityText) {
 		if (value == null) {
 			return null;
 		}
-		if (value.getClass().isArray()) {
-			StringBuilder text = new StringBuilder();
-			appendArray(text, value, identityText);
-			return text.toString();
-		}
-		return text(value, identityText);
-	}
-
-	private static String text(Object value, Consumer<Class<?>> identityText) {
 		if (value instanceof Principal principal) {
 			return principal.getName();
 		}
-		if (IDENTITY_TEXT.get(value.getClass())) {
-			identityText.accept(value.getClass());
+		if (isContainer(value)) {
+			StringBuilder text = new StringBuilder();
+			appendContainer(text, value, identityText, 0);
+			return text.toString();
 		}
+		checkIdentity(value, identityText, 0);
 		return value.toString();
 	}
 
-	private static void appendArray(StringBuilder text, Object array, Consumer<Class<?>> identityText) {
-		text.append('{');
-		for (int i = 0, length = Array.getLength(array); i < length; i++) {
-			if (i > 0) {
-				text.append(", ");
-			}
-			Object element = Array.get(array, i);
-			if (element == null) {
-				// Not "null", which is the text of the string "null"; an element's own backslash is doubled.
-				text.append("\\null");
-			}
-			else if (element.getClass().isArray()) {
-				appendArray(text, element, identityText);
-			}
-			else {
-				appendEscaped(text, text(element, identityText));
-			}
-		}
-		text.append('}');
+	private static boolean isContainer(Object value) {
+		return value.getClass().isArray() || value instanceof Collection || value instanceof Map
+				|| value instanceof Optional;
 	}
 
-	private static void appendEscaped(StringBuilder text, String element) {
-		for (int i = 0; i < element.length(); i++) {
-			char c = element.charAt(i);
-			if (c == '\\' || c == ',' || c == '{' || c == '}') {
-				text.append('\\');
+	private static void appendContainer(StringBuilder text, Object container, Consumer<Class<?>> identityText,
+			int depth) {
+		if (container.getClass().isArray()) {
+			text.append('{');
+			for (int i = 0, length = Array.getLength(container); i < length; i++) {
+				appendElement(text.append((i > 0) ? ", " : ""), Array.get(container, i), identityText, depth);
 			}
-			text.append(c);
+			text.append('}');
+		}
+		else if (container instanceof Collection<?> collection) {
+			text.append('[');
+			String separator = "";
+			for (Object element : collection) {
+				appendElement(text.append(separator), element, identityText, depth);
+				separator = ", ";
+			}
+			text.append(']');
+		}
+		else if (container instanceof Map<?, ?> map) {
+			text.append('{');
+			String separator = "";
+			for (Map.Entry<?, ?> entry : map.entrySet()) {
+				appendElement(text.append(separator), entry.getKey(), identityText, depth);
+				appendElement(text.append('='), entry.getValue(), identityText, depth);
+				separator = ", ";
+			}
+			text.append('}');
+		}
+		else {
+			Optional<?> optional = (Optional<?>) container;
+			if (optional.isEmpty()) {
+				text.append("Optional.empty");
+			}
+			else {
+				appendElement(text.append("Optional["), optional.get(), identityText, depth);
+				text.append(']');
+			}
+		}
+	}
+
+	private static void appendElement(StringBuilder text, Object element, Consumer<Class<?>> identityText, int depth) {
+		if (element == null) {
+			// Not "null", which is the text of the string "null"; an element's own backslash is doubled.
+			text.append("\\null");
+		}
+		else if (isContainer(element) && depth < MAX_DEPTH) {
+			appendContainer(text, element, identityText, depth + 1);
+		}
+		else {
+			String own = (element instanceof Principal principal) ? principal.getName() : element.toString();
+			checkIdentity(element, identityText, depth + 1);
+			for (int i = 0; i < own.length(); i++) {
+				char c = own.charAt(i);
+				if (c == '\\' || c == ',' || c == '=' || c == '[' || c == ']' || c == '{' || c == '}') {
+					text.append('\\');
+				}
+				text.append(c);
+			}
+		}
+	}
+
+	/**
+	 * Tells of a value printed by its identity: the value itself, an array's, a collection's or a map's elements, or
+	 * a record's components, whose {@code toString()} prints them as they print themselves.
+	 */
+	private static void checkIdentity(Object value, Consumer<Class<?>> identityText, int depth) {
+		if (value == null || depth > MAX_DEPTH) {
+			return;
+		}
+		Class<?> type = value.getClass();
+		if (type.isArray()) {
+			identityText.accept(type);
+		}
+		else if (type.isRecord()) {
+			for (java.lang.reflect.Method accessor : COMPONENTS.get(type)) {
+				Object part;
+				try {
+					part = accessor.invoke(value);
+				}
+				catch (ReflectiveOperationException | RuntimeException ex) {
+					continue;
+				}
+				if (part != null && isContainer(part)) {
+					checkContainer(part, identityText, depth + 1);
+				}
+				else {
+					checkIdentity(part, identityText, depth + 1);
+				}
+			}
+		}
+		else if (IDENTITY_TEXT.get(type)) {
+			identityText.accept(type);
+		}
+	}
+
+	/** A container inside a record prints by its own {@code toString()}: an array in it by its identity. */
+	private static void checkContainer(Object container, Consumer<Class<?>> identityText, int depth) {
+		if (container.getClass().isArray()) {
+			identityText.accept(container.getClass());
+		}
+		else if (container instanceof Collection<?> collection) {
+			collection.forEach(element -> checkIdentity(element, identityText, depth + 1));
+		}
+		else if (container instanceof Map<?, ?> map) {
+			map.forEach((key, value) -> {
+				checkIdentity(key, identityText, depth + 1);
+				checkIdentity(value, identityText, depth + 1);
+			});
+		}
+		else {
+			((Optional<?>) container).ifPresent(element -> checkIdentity(element, identityText, depth + 1));
 		}
 	}
 

@@ -677,7 +677,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			return KeyText.of(value, type -> logEvery("key:identity:" + operation.limit().name(),
 					System.Logger.Level.WARNING, () -> "The key '" + operation.keyExpression() + "' of limit '"
 							+ operation.limit().name() + "' on " + this.limited.description() + " evaluates to a "
-							+ ((value.getClass() == type) ? "" : "value holding a ") + type.getName() + ", which has no "
+							+ ((value.getClass() == type) ? "" : "value holding a ") + type.getTypeName() + ", which has no "
 							+ "toString() of its own: every object is a key of its own, so the limit does not hold; key by "
 							+ "a value (a field or an id of it). Logged at most every 10 s per limit"));
 		}

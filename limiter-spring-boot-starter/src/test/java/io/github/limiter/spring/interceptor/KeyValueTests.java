@@ -69,6 +69,34 @@ class KeyValueTests {
 	}
 
 	@Test
+	void collectionsMapsAndOptionalsAreKeyedByTheirElementsEscaped() {
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			// Each call below is admitted: the limit is 1 per key, and no two of these values print alike.
+			api.any(List.of("a, b"));
+			api.any(List.of("a", "b"));
+			api.any(java.util.Map.of("m", "x, n=y"));
+			api.any(new java.util.TreeMap<>(java.util.Map.of("m", "x", "n", "y")));
+			api.any(java.util.Arrays.asList("null", null));
+			api.any(java.util.Optional.of("[a]"));
+			api.any(java.util.Optional.empty());
+			// Plain elements print as toString() prints them; an array in a list prints by its elements.
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.any(List.of("a", "b")))
+				.satisfies(ex -> assertThat(ex.getRequests().get(0).key()).isEqualTo("[a, b]"));
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> api.any(new java.util.TreeMap<>(java.util.Map.of("m", "x", "n", "y"))))
+				.satisfies(ex -> assertThat(ex.getRequests().get(0).key()).isEqualTo("{m=x, n=y}"));
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> api.any(java.util.Map.of("m", "x, n=y")))
+				.satisfies(ex -> assertThat(ex.getRequests().get(0).key()).isEqualTo("{m=x\\, n\\=y}"));
+			api.any(List.of((Object) new String[] { "a" }));
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> api.any(List.of((Object) new String[] { "a" })))
+				.satisfies(ex -> assertThat(ex.getRequests().get(0).key()).isEqualTo("[{a}]"));
+		});
+	}
+
+	@Test
 	void aKeyPrintedByItsIdentityIsSaid() {
 		// The interceptor logs through System.Logger, which is java.util.logging here: its records are read there.
 		java.util.logging.Logger log = java.util.logging.Logger.getLogger(RateLimitInterceptor.class.getName());
@@ -98,19 +126,29 @@ class KeyValueTests {
 				api.order(new Order());
 				api.order(new Order());
 				api.nested(new Object[] { "a", new Order() });
+				api.any(java.util.Optional.of(new Order()));
+				api.tagged(new Tagged("u1", new String[] { "x" }));
 			});
 		}
 		finally {
 			log.removeHandler(handler);
 		}
-		assertThat(warnings).hasSize(2);
+		assertThat(warnings).hasSize(4);
 		assertThat(warnings.get(0)).contains("evaluates to a " + Order.class.getName()
 				+ ", which has no toString() of its own");
 		assertThat(warnings.get(1)).contains("limit 'nested'")
 			.contains("evaluates to a value holding a " + Order.class.getName() + ", which has no toString()");
+		assertThat(warnings.get(2)).contains("limit 'any'")
+			.contains("evaluates to a value holding a " + Order.class.getName() + ", which has no toString()");
+		assertThat(warnings.get(3)).contains("limit 'tagged'")
+			.contains("evaluates to a value holding a java.lang.String[], which has no toString()");
 	}
 
 	static class Order {
+
+	}
+
+	record Tagged(String user, String[] tags) {
 
 	}
 
@@ -126,6 +164,14 @@ class KeyValueTests {
 
 		@RateLimit(name = "nested", key = "#values", max = "1", window = "1h")
 		public void nested(Object[] values) {
+		}
+
+		@RateLimit(name = "tagged", key = "#tagged", max = "5", window = "1h")
+		public void tagged(Tagged tagged) {
+		}
+
+		@RateLimit(name = "any", key = "#value", max = "1", window = "1h")
+		public void any(Object value) {
 		}
 
 		@RateLimit(name = "order", key = "#order", max = "5", window = "1h")
