@@ -661,6 +661,17 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			Object value = (argument >= 0) ? ((argument < this.args.length) ? this.args[argument] : null)
 					: expression.getValue(context(RateLimitInterceptor.this.beanResolver));
 			String key = keyText(operation, value);
+			if ((key == null || key.isEmpty()) && RateLimitAnnotationParser.usesCaller(expression)
+					&& this.caller.request() == null) {
+				logEvery("key:no-request:" + operation.limit().name(), System.Logger.Level.WARNING, () -> "The key '"
+						+ operation.keyExpression() + "' of limit '" + operation.limit().name() + "' on "
+						+ this.limited.description() + " reads the caller, but thread '" + Thread.currentThread().getName()
+						+ "' serves no request, so the key is empty and limiter.empty-key ("
+						+ RateLimitInterceptor.this.properties.getEmptyKey().name().toLowerCase(java.util.Locale.ROOT)
+						+ ") decides: a method run on another thread (@Async, an executor, a scheduler) does not see"
+						+ " the request that led to it; pass the value as an argument, or propagate the request's"
+						+ " context to that thread (a TaskDecorator). Logged at most every 10 s per limit");
+			}
 			if (key == null || key.isEmpty()) {
 				if (RateLimitInterceptor.this.properties.getEmptyKey() == RateLimiterProperties.EmptyKey.REJECT) {
 					throw badKey(operation, RateLimitKeyException.Reason.MISSING,

@@ -128,12 +128,14 @@ class KeyValueTests {
 				api.nested(new Object[] { "a", new Order() });
 				api.any(java.util.Optional.of(new Order()));
 				api.tagged(new Tagged("u1", new String[] { "x" }));
+				// Called off any request (as an @Async method runs): #ip is empty, and that is said.
+				api.byIp();
 			});
 		}
 		finally {
 			log.removeHandler(handler);
 		}
-		assertThat(warnings).hasSize(4);
+		assertThat(warnings).hasSize(5);
 		assertThat(warnings.get(0)).contains("evaluates to a " + Order.class.getName()
 				+ ", which has no toString() of its own");
 		assertThat(warnings.get(1)).contains("limit 'nested'")
@@ -142,6 +144,9 @@ class KeyValueTests {
 			.contains("evaluates to a value holding a " + Order.class.getName() + ", which has no toString()");
 		assertThat(warnings.get(3)).contains("limit 'tagged'")
 			.contains("evaluates to a value holding a java.lang.String[], which has no toString()");
+		assertThat(warnings.get(4)).contains("The key '#ip' of limit 'by-ip'")
+			.contains("reads the caller, but thread '" + Thread.currentThread().getName() + "' serves no request")
+			.contains("limiter.empty-key (shared) decides");
 	}
 
 	static class Order {
@@ -164,6 +169,10 @@ class KeyValueTests {
 
 		@RateLimit(name = "nested", key = "#values", max = "1", window = "1h")
 		public void nested(Object[] values) {
+		}
+
+		@RateLimit(name = "by-ip", key = "#ip", max = "5", window = "1h")
+		public void byIp() {
 		}
 
 		@RateLimit(name = "tagged", key = "#tagged", max = "5", window = "1h")
