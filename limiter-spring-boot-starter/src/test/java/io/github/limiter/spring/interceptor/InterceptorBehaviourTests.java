@@ -14,7 +14,9 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
+import io.github.limiter.Limit;
 import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.RateLimiter;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
@@ -106,6 +108,39 @@ class InterceptorBehaviourTests {
 			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> service.login("alice", "right"));
 			assertThat(service.attempts()).as("the refused attempt never ran").isEqualTo(attempts);
 			assertThat(service.login("bob", "right")).isTrue();
+		});
+	}
+
+	@Test
+	void aLimitCountingFailuresCountsNothingForACallAnotherLimitRejected() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			// Three per minute from one address, three failures per user: the address runs out first.
+			for (int i = 0; i < 3; i++) {
+				assertThatExceptionOfType(IllegalArgumentException.class)
+					.isThrownBy(() -> service.guardedLogin("carol", "wrong"));
+			}
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> service.guardedLogin("dave", "wrong"))
+				.satisfies(ex -> assertThat(ex.getDecision().limitName()).isEqualTo("login-per-address"));
+			assertThat(registry.get("limiter.decisions").tag("limit", "guarded-failures").tag("outcome", "allowed")
+				.counter()
+				.count()).as("only the calls that passed").isEqualTo(3);
+			assertThat(registry.get("limiter.decisions").tag("limit", "login-per-address").tag("outcome", "blocked")
+				.counter()
+				.count()).isEqualTo(1);
+			assertThat(registry.find("limiter.decisions").tag("limit", "guarded-failures").tag("outcome", "blocked")
+				.counter()).isNull();
+			// And dave's rejected call took nothing from his failures: his state is untouched.
+			RateLimiter limiter = context.getBean(RateLimiter.class);
+			Limit failures = context.getBean(RateLimitOperationSource.class).rateLimitedMethods().stream()
+				.flatMap(method -> method.operations().stream())
+				.map(RateLimitOperation::limit)
+				.filter(limit -> limit.name().equals("guarded-failures"))
+				.findFirst()
+				.orElseThrow();
+			assertThat(limiter.check(failures, "dave").remaining()).isEqualTo(2);
 		});
 	}
 
@@ -365,6 +400,13 @@ class InterceptorBehaviourTests {
 				throw new IllegalArgumentException("bad credentials");
 			}
 			return true;
+		}
+
+		@RateLimit(name = "guarded-failures", key = "#user", max = "3", window = "1m",
+				recordOn = IllegalArgumentException.class)
+		@RateLimit(name = "login-per-address", max = "3", window = "1m")
+		public void guardedLogin(String user, String password) {
+			throw new IllegalArgumentException("bad credentials for " + user);
 		}
 
 		@RateLimit(name = "slow-login", key = "#user", max = "3", window = "1m",
