@@ -166,7 +166,14 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	private Object limitStage(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass) {
-		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, caller(limited));
+		Call call;
+		try {
+			call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, caller(limited));
+		}
+		catch (RuntimeException ex) {
+			// A key that cannot be had (too long, missing, an expression that fails) fails the stage, as a rejection does.
+			return CompletableFuture.failedFuture(ex);
+		}
 		CompletableFuture<Admission> admitted = admit(call);
 		if (admitted.isDone() && !admitted.isCompletedExceptionally() && admitted.join().delayNanos() == 0) {
 			return proceedStage(invocation, call, admitted.join());

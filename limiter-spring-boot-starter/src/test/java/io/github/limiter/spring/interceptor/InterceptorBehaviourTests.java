@@ -273,6 +273,16 @@ class InterceptorBehaviourTests {
 	}
 
 	@Test
+	void aKeyTooLongFailsTheStageAsARejectionDoes() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			CompletionStage<String> stage = service.keyedStage("x".repeat(5000));
+			assertThatExceptionOfType(CompletionException.class).isThrownBy(() -> stage.toCompletableFuture().join())
+				.withCauseInstanceOf(RateLimitKeyException.class);
+		});
+	}
+
+	@Test
 	void aMonoIsLimitedWhenSubscribedAndItsWorkNeverStartsWhenRejected() {
 		this.runner.run(context -> {
 			Service service = context.getBean(Service.class);
@@ -442,6 +452,11 @@ class InterceptorBehaviourTests {
 
 		@RateLimit(name = "dark", max = "1", window = "1h", shadow = "true")
 		public void dark() {
+		}
+
+		@RateLimit(name = "stage-by-user", key = "#user", max = "5", window = "1m")
+		public CompletionStage<String> keyedStage(String user) {
+			return CompletableFuture.completedFuture(user);
 		}
 
 		@RateLimit(max = "1", window = "1h")
