@@ -4,6 +4,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Arrays;
 
+import org.springframework.core.ResolvableType;
 import org.springframework.util.ReflectionUtils;
 
 import io.github.limiter.RateLimitExceededException;
@@ -43,18 +44,34 @@ public final class FallbackMethod {
 			throw new IllegalArgumentException("no method " + name + " with the parameters of the limited method "
 					+ "(optionally followed by a RateLimitExceededException) in " + targetClass.getName());
 		}
-		if (!returnTypeFits(limited.getReturnType(), found.getReturnType())) {
-			throw new IllegalArgumentException("method " + name + " returns " + found.getReturnType().getName()
-					+ ", which the limited method's return type " + limited.getReturnType().getName() + " cannot hold");
+		ResolvableType expected = ResolvableType.forMethodReturnType(limited, targetClass);
+		ResolvableType actual = ResolvableType.forMethodReturnType(found, targetClass);
+		if (!returnTypeFits(expected, actual)) {
+			throw new IllegalArgumentException("method " + name + " returns " + actual
+					+ ", which the limited method's return type " + expected + " cannot hold");
+		}
+		for (Class<?> thrown : found.getExceptionTypes()) {
+			boolean checked = !RuntimeException.class.isAssignableFrom(thrown) && !Error.class.isAssignableFrom(thrown);
+			if (checked && Arrays.stream(limited.getExceptionTypes()).noneMatch(type -> type.isAssignableFrom(thrown))) {
+				throw new IllegalArgumentException("method " + name + " may throw " + thrown.getName()
+						+ ", which the limited method does not declare: its caller would get an "
+						+ "UndeclaredThrowableException");
+			}
 		}
 		return new FallbackMethod(found, found == extended);
 	}
 
-	private static boolean returnTypeFits(Class<?> expected, Class<?> actual) {
-		if (expected == void.class) {
+	/** The class fits (boxing allowed), and so do the type arguments when both are declared: {@code List<String>}. */
+	private static boolean returnTypeFits(ResolvableType expected, ResolvableType actual) {
+		Class<?> expectedClass = expected.toClass();
+		if (expectedClass == void.class) {
 			return true;
 		}
-		return org.springframework.util.ClassUtils.isAssignable(expected, actual);
+		if (!org.springframework.util.ClassUtils.isAssignable(expectedClass, actual.toClass())) {
+			return false;
+		}
+		return expectedClass.isPrimitive() || actual.toClass().isPrimitive() || !expected.hasGenerics()
+				|| !actual.hasGenerics() || expected.isAssignableFrom(actual);
 	}
 
 	/**

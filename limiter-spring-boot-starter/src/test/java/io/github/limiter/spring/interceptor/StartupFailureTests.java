@@ -175,6 +175,48 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aFallbackMustReturnWhatTheLimitedMethodReturnsTypeArgumentsIncluded() {
+		assertStartupFails(FallbackOfOtherElements.class, "Invalid @RateLimit on "
+				+ FallbackOfOtherElements.class.getName() + ".names(): attribute 'fallback' = 'numbers': method numbers"
+				+ " returns java.util.List<java.lang.Integer>, which the limited method's return type"
+				+ " java.util.List<java.lang.String> cannot hold");
+	}
+
+	static class FallbackOfOtherElements {
+
+		@RateLimit(max = "3", window = "1s", fallback = "numbers")
+		public java.util.List<String> names() {
+			return java.util.List.of("a");
+		}
+
+		java.util.List<Integer> numbers() {
+			return java.util.List.of(1);
+		}
+
+	}
+
+	@Test
+	void aFallbackMustNotThrowACheckedExceptionTheLimitedMethodDoesNotDeclare() {
+		assertStartupFails(FallbackThrowingChecked.class, "Invalid @RateLimit on "
+				+ FallbackThrowingChecked.class.getName() + ".call(): attribute 'fallback' = 'later': method later may"
+				+ " throw java.io.IOException, which the limited method does not declare: its caller would get an"
+				+ " UndeclaredThrowableException");
+	}
+
+	static class FallbackThrowingChecked {
+
+		@RateLimit(max = "3", window = "1s", fallback = "later")
+		public String call() {
+			return "now";
+		}
+
+		String later() throws java.io.IOException {
+			throw new java.io.IOException("later");
+		}
+
+	}
+
+	@Test
 	void unresolvablePlaceholder() {
 		assertStartupFails(UnresolvablePlaceholder.class, "Invalid @RateLimit on " + UnresolvablePlaceholder.class.getName()
 				+ ".call(): attribute 'max' = '${nowhere}' has a placeholder that cannot be resolved: "
