@@ -111,7 +111,7 @@ class LoadedInstancesOracleTests {
 	}
 
 	private static void awaitHealthy(int instance) throws Exception {
-		long giveUp = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+		long giveUp = System.nanoTime() + TimeUnit.MINUTES.toNanos(6);
 		while (System.nanoTime() < giveUp) {
 			assertThat(processes.get(instance).isAlive()).as(log(instance)).isTrue();
 			try {
