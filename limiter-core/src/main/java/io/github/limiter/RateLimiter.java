@@ -397,6 +397,23 @@ public final class RateLimiter {
 		}
 	}
 
+	/**
+	 * Tells the listeners that a call was refused before any decision because its key could not be had, so that
+	 * metrics count it.
+	 * @param limit the limit whose key was refused
+	 * @param operation what the call would have asked of it
+	 */
+	public void invalidKey(Limit limit, Operation operation) {
+		for (RateLimiterListener listener : this.listeners) {
+			try {
+				listener.onInvalidKey(limit, operation);
+			}
+			catch (RuntimeException ex) {
+				logger.log(System.Logger.Level.WARNING, "Rate limiter listener " + listener + " failed", ex);
+			}
+		}
+	}
+
 	private void notifyDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
 		for (RateLimiterListener listener : this.listeners) {
 			try {

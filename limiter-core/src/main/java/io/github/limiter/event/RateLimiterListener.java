@@ -45,4 +45,13 @@ public interface RateLimiterListener {
 	default void onSkipped(Limit limit, Operation operation) {
 	}
 
+	/**
+	 * A call was refused before any decision because its key could not be had (the starter's key expression gave a
+	 * key too long, or none where one is required): nothing was decided or taken.
+	 * @param limit the limit whose key was refused
+	 * @param operation what the call would have asked of it
+	 */
+	default void onInvalidKey(Limit limit, Operation operation) {
+	}
+
 }

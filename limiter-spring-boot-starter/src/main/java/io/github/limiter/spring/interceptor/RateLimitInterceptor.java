@@ -657,9 +657,13 @@ public class RateLimitInterceptor implements MethodInterceptor {
 					Boolean.class))) {
 				return true;
 			}
-			Operation kind = operation.shadow() && !operation.failuresOnly() ? Operation.SHADOW : Operation.ACQUIRE;
-			RateLimitInterceptor.this.rateLimiter.get().skipped(operation.limit(), kind);
+			RateLimitInterceptor.this.rateLimiter.get().skipped(operation.limit(), kind(operation));
 			return false;
+		}
+
+		/** What a call asks of a limit, as its metrics count it. */
+		private static Operation kind(RateLimitOperation operation) {
+			return operation.shadow() && !operation.failuresOnly() ? Operation.SHADOW : Operation.ACQUIRE;
 		}
 
 		private String key(RateLimitOperation operation) {
@@ -710,6 +714,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			logEvery("key:" + reason + ":" + operation.limit().name(), System.Logger.Level.WARNING,
 					() -> "Rejected a call because " + detail + " (" + reason.title().toLowerCase(java.util.Locale.ROOT)
 							+ "); logged at most every 10 s per limit");
+			RateLimitInterceptor.this.rateLimiter.get().invalidKey(operation.limit(), kind(operation));
 			return new RateLimitKeyException(reason, message, detail);
 		}
 

@@ -24,7 +24,8 @@ import io.github.limiter.event.RateLimiterListener;
  * {@code operation} ({@code acquire}, {@code check}, {@code record}, {@code shadow}) and {@code outcome}:
  * {@code allowed} or {@code blocked} when the backend decided, {@code fallback-allowed} or {@code fallback-blocked}
  * when the failure policy decided because the backend could not, {@code error} when nothing could decide,
- * {@code skipped} when a {@code @RateLimit(condition)} excluded the call from the limit. In a
+ * {@code skipped} when a {@code @RateLimit(condition)} excluded the call from the limit, {@code invalid-key} when the
+ * call was refused because its key could not be had (too long, or missing with {@code limiter.empty-key=reject}). In a
  * decision over several limits, every limit counts {@code allowed} when the call passes, and only the limits that
  * rejected count {@code blocked} when it does not. A {@code blocked} shadow decision is a call that shadow mode let
  * through.</li>
@@ -96,6 +97,14 @@ public class MicrometerRateLimiterListener implements RateLimiterListener {
 		MeterRegistry registry = this.registry.get();
 		if (registry != null) {
 			counter(registry, limit, operation, "skipped").increment();
+		}
+	}
+
+	@Override
+	public void onInvalidKey(Limit limit, Operation operation) {
+		MeterRegistry registry = this.registry.get();
+		if (registry != null) {
+			counter(registry, limit, operation, "invalid-key").increment();
 		}
 	}
 

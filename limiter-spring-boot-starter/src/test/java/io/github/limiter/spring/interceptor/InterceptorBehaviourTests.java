@@ -279,6 +279,10 @@ class InterceptorBehaviourTests {
 			CompletionStage<String> stage = service.keyedStage("x".repeat(5000));
 			assertThatExceptionOfType(CompletionException.class).isThrownBy(() -> stage.toCompletableFuture().join())
 				.withCauseInstanceOf(RateLimitKeyException.class);
+			assertThat(context.getBean(MeterRegistry.class).get("limiter.decisions").tag("limit", "stage-by-user")
+				.tag("outcome", "invalid-key")
+				.counter()
+				.count()).isEqualTo(1);
 		});
 	}
 
