@@ -374,6 +374,11 @@ final class RateLimitAnnotationParser {
 
 	private void checkVariables(Resolver resolver, String attribute, String text, SpelNode node, Method method,
 			String[] names, Set<String> extra) {
+		if (node instanceof org.springframework.expression.spel.ast.Assign) {
+			// Evaluated on every call, an assignment would change the arguments or the context: a typo for ==.
+			throw resolver.invalid("attribute '" + attribute + "'", text, "assigns a value ("
+					+ node.toStringAST() + "); to compare, write ==");
+		}
 		if (node instanceof org.springframework.expression.spel.ast.BeanReference) {
 			String name = node.toStringAST();
 			name = name.startsWith("@") ? name.substring(1) : name;

@@ -217,6 +217,25 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aConditionThatAssignsInsteadOfComparing() {
+		this.runner.withBean(AssigningCondition.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageStartingWith("Invalid @RateLimit on " + AssigningCondition.class.getName()
+						+ ".call(java.lang.String): attribute 'condition' = '#plan = 'free'' assigns a value (")
+				.hasMessageEndingWith("); to compare, write ==");
+		});
+	}
+
+	static class AssigningCondition {
+
+		@RateLimit(max = "3", window = "1s", condition = "#plan = 'free'")
+		public void call(String plan) {
+		}
+
+	}
+
+	@Test
 	void unresolvablePlaceholder() {
 		assertStartupFails(UnresolvablePlaceholder.class, "Invalid @RateLimit on " + UnresolvablePlaceholder.class.getName()
 				+ ".call(): attribute 'max' = '${nowhere}' has a placeholder that cannot be resolved: "
