@@ -679,12 +679,14 @@ public class RateLimitInterceptor implements MethodInterceptor {
 					&& this.caller.request() == null) {
 				logEvery("key:no-request:" + operation.limit().name(), System.Logger.Level.WARNING, () -> "The key '"
 						+ operation.keyExpression() + "' of limit '" + operation.limit().name() + "' on "
-						+ this.limited.description() + " reads the caller, but thread '" + Thread.currentThread().getName()
-						+ "' serves no request, so the key is empty and limiter.empty-key ("
+						+ this.limited.description() + " reads the caller, but the limiter sees no request on thread '"
+						+ Thread.currentThread().getName() + "', so the key is empty and limiter.empty-key ("
 						+ RateLimitInterceptor.this.properties.getEmptyKey().name().toLowerCase(java.util.Locale.ROOT)
 						+ ") decides: a method run on another thread (@Async, an executor, a scheduler) does not see"
-						+ " the request that led to it; pass the value as an argument, or propagate the request's"
-						+ " context to that thread (a TaskDecorator). Logged at most every 10 s per limit");
+						+ " the request that led to it, and in WebFlux a method that returns a plain value instead of a"
+						+ " Mono or Flux does not see the request's reactive context; return a Mono or Flux, pass the"
+						+ " value as an argument, or propagate the request's context to that thread (a TaskDecorator)."
+						+ " Logged at most every 10 s per limit");
 			}
 			if (key == null || key.isEmpty()) {
 				if (RateLimitInterceptor.this.properties.getEmptyKey() == RateLimiterProperties.EmptyKey.REJECT) {

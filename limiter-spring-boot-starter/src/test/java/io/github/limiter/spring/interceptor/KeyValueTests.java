@@ -145,7 +145,8 @@ class KeyValueTests {
 		assertThat(warnings.get(3)).contains("limit 'tagged'")
 			.contains("evaluates to a value holding a java.lang.String[], which has no toString()");
 		assertThat(warnings.get(4)).contains("The key '#ip' of limit 'by-ip'")
-			.contains("reads the caller, but thread '" + Thread.currentThread().getName() + "' serves no request")
+			.contains("reads the caller, but the limiter sees no request on thread '" + Thread.currentThread().getName()
+					+ "'")
 			.contains("limiter.empty-key (shared) decides");
 	}
 
