@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.StringJoiner;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -338,7 +339,9 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		}
 		List<CompletableFuture<?>> refunds = new ArrayList<>();
 		for (ScriptUnit unit : units(requests, positions, token)) {
-			refunds.add(unit.refund(parts.get(unit.positions().get(0)).timeMicros()).toCompletableFuture());
+			List<Decision> taken = new ArrayList<>(unit.positions().size());
+			unit.positions().forEach(position -> taken.add(parts.get(position)));
+			refunds.add(unit.refund(taken).toCompletableFuture());
 		}
 		return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new));
 	}
@@ -409,8 +412,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 		private final List<String> keys;
 
-		/** Redis time of this unit's last decision: a refund gives back to the window charged then. */
-		private volatile long chargedAt;
+		/** What this unit's last decision answered for each of its limits: a refund gives back what it took. */
+		private volatile List<Decision> charged;
 
 		ScriptUnit(List<LimitRequest> requests, List<Integer> positions, String now, String token) {
 			this.requests = requests;
@@ -438,7 +441,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 			ScriptCall call = call(operationCode(operation));
 			return execute(call).thenApply(reply -> {
 				List<Decision> decisions = call.decode(reply).get(0);
-				this.chargedAt = decisions.get(0).timeMicros();
+				this.charged = decisions;
 				return decisions;
 			});
 		}
@@ -451,11 +454,19 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 		@Override
 		public CompletionStage<List<Decision>> refund() {
-			return refund(this.chargedAt);
+			return refund(this.charged);
 		}
 
-		CompletionStage<List<Decision>> refund(long chargedAt) {
-			ScriptCall call = call("f" + chargedAt);
+		/**
+		 * Gives back what the unit's limits took: {@code f<time>} for one limit, {@code f<time>:<time>...} for several,
+		 * each the time its refund counts from.
+		 */
+		CompletionStage<List<Decision>> refund(List<Decision> parts) {
+			StringJoiner operation = new StringJoiner(":", "f", "");
+			for (int i = 0; i < this.requests.size(); i++) {
+				operation.add(Long.toString(RateLimiterBackend.refundFrom(this.requests.get(i), parts.get(i))));
+			}
+			ScriptCall call = call(operation.toString());
 			return improving(this.keys, () -> execute(call).thenApply(reply -> call.decode(reply).get(0)));
 		}
 
