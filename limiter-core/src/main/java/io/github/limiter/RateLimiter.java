@@ -357,6 +357,21 @@ public final class RateLimiter {
 	 * @return the decision
 	 */
 	public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+		return decideAsync(requests, operation, true);
+	}
+
+	/**
+	 * Decides the first step of a call whose other limits are decided next, as {@link #decideAsync(List, Operation)}
+	 * does; an admission is told to the listeners later, by {@link #told}, once the caller knows that the call passed
+	 * the other limits too (as in one decision over several limits, a limit counts nothing for a call another one
+	 * rejected). A rejection or a failure is told at once.
+	 * @param requests the limits and keys, decided together
+	 * @param operation the operation
+	 * @param tellAdmission whether an admission is told at once
+	 * @return the decision, when it is made
+	 */
+	public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation,
+			boolean tellAdmission) {
 		LimitRequest.requireDistinct(requests);
 		if (this.listeners.isEmpty()) {
 			return this.backend.decideAsync(requests, operation);
@@ -367,7 +382,7 @@ public final class RateLimiter {
 				if (failure != null) {
 					notifyError(requests, operation, failure, System.nanoTime() - start);
 				}
-				else {
+				else if (tellAdmission || !decision.allowed()) {
 					notifyDecision(requests, operation, decision, System.nanoTime() - start);
 				}
 			});
@@ -379,6 +394,18 @@ public final class RateLimiter {
 		CompletableFuture<Decision> answer = new CompletableFuture<>();
 		decided.whenComplete((decision, failure) -> this.late.deliver(answer, requests, operation, decision, failure));
 		return answer;
+	}
+
+	/**
+	 * Tells the listeners of an admission that {@link #decideAsync(List, Operation, boolean)} held back, once the call
+	 * passed its other limits.
+	 * @param requests the limits of the decision
+	 * @param operation the operation
+	 * @param decision the admission
+	 * @param nanos how long the backend took to decide it
+	 */
+	public void told(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
+		notifyDecision(requests, operation, decision, nanos);
 	}
 
 	/**

@@ -36,11 +36,11 @@ import io.github.limiter.backend.local.LocalBackend;
  * Limits calls to methods annotated with {@code @RateLimit}: resolves the keys, asks the rate limiter, and proceeds,
  * calls the fallback or throws {@link RateLimitExceededException}.
  *
- * <p>Every call goes through one pipeline, {@link #admit}: one all-or-nothing acquisition of the enforced limits and
- * of the limits that count only failures (waiting up to {@code maxWait}), then the acquisition of the limits in
+ * <p>Every call goes through one pipeline, {@link #admit}: a check of the limits that count only failures, the
+ * acquisition of the enforced limits (waiting up to their {@code maxWait}), and the acquisition of the limits in
  * shadow mode, whose rejections are only counted and logged; each step is skipped when the method has no such limit,
- * and steps whose answer is already there are not composed. After the call, the failure-counting limits give their
- * permit back unless it failed. How the call waits for the admission depends on its return type ({@link RateLimitedMethod.Shape}):
+ * and steps whose answer is already there are not composed. After the call, the failure-counting limits record it if
+ * it failed. How the call waits for the admission depends on its return type ({@link RateLimitedMethod.Shape}):
  * reactive types are decided when subscribed, a {@code CompletionStage} method runs once the decision is there (with
  * the caller's thread context), and a plain method waits on its thread, which must not be an event-loop thread.
  *
@@ -294,75 +294,105 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Decides whether a call may proceed: one all-or-nothing decision over the enforced limits and the limits that
-	 * count only failures (waiting up to {@code maxWait}), then the shadow limits. Never blocks when the backend answers
-	 * asynchronously, and composes no stage for an answer that is already there.
+	 * Decides whether a call may proceed: reserve (the limits that count only failures), acquire (with waiting),
+	 * shadow. Never blocks when the backend answers asynchronously, and composes no stage for an answer that is
+	 * already there.
 	 * <p>A limit that counts only failures takes its permit before the call, as any limit does, and gives it back
 	 * after the call unless the call failed: so calls running at once cannot all pass a check that none of them has
-	 * yet failed (twelve concurrent wrong passwords against a limit of three failures a minute). Decided with the
-	 * enforced limits, it takes nothing, and counts nothing in the metrics, when one of them rejects the call.
+	 * yet failed (twelve concurrent wrong passwords against a limit of three failures a minute). Its admission is
+	 * told to the metrics only once the call has passed the other limits too: a call they reject takes nothing from
+	 * it (what it reserved goes back) and counts nothing for it, as in one decision over several limits.
 	 * @param call the call
 	 * @return the admission
 	 */
 	CompletableFuture<Admission> admit(Call call) {
 		RateLimiter limiter = this.rateLimiter.get();
-		List<LimitRequest> all = call.all();
-		if (all.isEmpty()) {
-			return shadow(limiter, call, new Admission(null, null, List.of(), 0));
+		if (call.checked.isEmpty()) {
+			return acquire(limiter, call, null);
+		}
+		// Recorded by a stage of its own: one composed after it never runs once its caller gave up (cancelled it), and
+		// the reservation must still be found to be given back.
+		long start = System.nanoTime();
+		CompletableFuture<Decision> recorded = limiter.decideAsync(call.checked, Operation.ACQUIRE, false)
+			.toCompletableFuture()
+			.thenApply(reserved -> {
+				if (reserved.allowed()) {
+					call.reservedNanos = System.nanoTime() - start;
+					call.reserved = reserved;
+					if (call.cancelled) {
+						cancelled(call);
+					}
+				}
+				return reserved;
+			});
+		return then(recorded, reserved -> reserved.allowed() ? acquire(limiter, call, reserved)
+				: CompletableFuture.completedFuture(new Admission(null, reserved, call.checked, 0)));
+	}
+
+	private CompletableFuture<Admission> acquire(RateLimiter limiter, Call call, Decision reserved) {
+		CompletableFuture<Admission> admitted;
+		try {
+			admitted = enforce(limiter, call, reserved);
+		}
+		catch (RuntimeException ex) {
+			admitted = CompletableFuture.failedFuture(ex);
+		}
+		if (reserved == null) {
+			return admitted;
+		}
+		// The call will not run: what it reserved goes back, unless a cancel already gave it back (taken once). It
+		// will: the reservation is told to the metrics.
+		return admitted.whenComplete((admission, failure) -> {
+			if (failure != null || admission.rejection() != null) {
+				Decision taken = RESERVED.getAndSet(call, null);
+				if (taken != null) {
+					giveBack(call, call.checked, taken);
+				}
+			}
+			else {
+				limiter.told(call.checked, Operation.ACQUIRE, reserved, call.reservedNanos);
+			}
+		});
+	}
+
+	/** The enforced limits' admission (waiting up to {@code maxWait}), then the shadow limits'. */
+	private CompletableFuture<Admission> enforce(RateLimiter limiter, Call call, Decision reserved) {
+		if (call.enforced.isEmpty()) {
+			Admission admission = (reserved != null) ? new Admission(reserved, null, call.checked, 0)
+					: new Admission(null, null, List.of(), 0);
+			return shadow(limiter, call, admission);
 		}
 		CompletionStage<Decision> acquired;
 		if (call.maxWait.isZero()) {
-			acquired = limiter.decideAsync(all, Operation.ACQUIRE);
+			acquired = limiter.decideAsync(call.enforced, Operation.ACQUIRE);
 		}
 		else {
 			// A cancel stops the wait; an admission that comes after it is given back by the limiter.
-			CompletableFuture<Decision> waiting = limiter.acquireAsync(all, call.maxWait).toCompletableFuture();
+			CompletableFuture<Decision> waiting = limiter.acquireAsync(call.enforced, call.maxWait).toCompletableFuture();
 			call.waiting = waiting;
 			acquired = waiting;
 		}
-		// An answer still on its way is held by a stage of its own: one composed after it never runs once its caller
-		// gave up (cancelled it), and an admission that came meanwhile must still be found to be given back. An answer
-		// already there composes nothing.
+		// An answer still on its way is held by a stage of its own, as a reservation is: one composed after it never
+		// runs once its caller gave up (cancelled it), and an admission that came meanwhile must still be found to be
+		// given back. An answer already there composes nothing.
 		CompletableFuture<Decision> decided = acquired.toCompletableFuture();
 		return (decided.isDone() && !decided.isCompletedExceptionally())
 				? shadowIfAdmitted(limiter, call, hold(call, decided.join()))
-				: decided.thenApply(decision -> hold(call, decision))
+				: decided.thenApply(acquire -> hold(call, acquire))
 					.thenCompose(admission -> shadowIfAdmitted(limiter, call, admission));
 	}
 
 	/**
-	 * Holds what a decision admitted until the method runs (the decision on its way, a queue's delay, a hop to another
-	 * thread): the failure-counting limits' part as the call's reservation, settled after the call; the enforced
-	 * limits' part as its admission, which a cancel before the method runs gives back.
+	 * The admission an acquire decided, held until the method runs (the decision on its way, a queue's delay, a hop to
+	 * another thread): a cancel before that gives the permits back.
 	 */
-	private Admission hold(Call call, Decision decision) {
-		if (!decision.allowed()) {
-			return new Admission(null, decision, call.all(), 0);
-		}
-		if (call.checked.isEmpty()) {
-			return admitted(call, Admission.acquired(decision, call.enforced));
-		}
-		List<Decision> parts = RateLimiterBackend.parts(call.all(), decision);
-		int checked = call.checked.size();
-		call.reserved = part(parts.subList(0, checked), decision);
-		if (call.cancelled) {
-			cancelled(call);
-		}
-		if (call.enforced.isEmpty()) {
-			return new Admission(call.reserved, null, call.checked, 0);
-		}
-		return admitted(call, Admission.acquired(part(parts.subList(checked, parts.size()), decision), call.enforced));
-	}
-
-	/** The decision of some of a decision's limits. */
-	private static Decision part(List<Decision> parts, Decision whole) {
-		return (parts.size() == 1) ? parts.get(0) : Decision.combine(parts).withOrigin(whole.origin());
-	}
-
-	private Admission admitted(Call call, Admission admission) {
-		call.admitted = admission;
-		if (call.cancelled) {
-			giveBackAdmission(call);
+	private Admission hold(Call call, Decision acquire) {
+		Admission admission = Admission.acquired(acquire, call.enforced);
+		if (acquire.allowed()) {
+			call.admitted = admission;
+			if (call.cancelled) {
+				giveBackAdmission(call);
+			}
 		}
 		return admission;
 	}
@@ -589,6 +619,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		/** What the failure-counting limits reserved for this call, once admitted; settled (and cleared) after it. */
 		volatile Decision reserved;
 
+		/** How long the reservation took to decide, told to the metrics once the call passed the other limits. */
+		volatile long reservedNanos;
+
 		/** Whether the call was cancelled (a reactive subscriber gave up): a reservation decided after it goes back. */
 		volatile boolean cancelled;
 
@@ -635,20 +668,6 @@ public class RateLimitInterceptor implements MethodInterceptor {
 					this.enforced.add(request);
 				}
 			}
-		}
-
-		/** The limits decided before the call: the failure-counting ones first, then the enforced ones. */
-		List<LimitRequest> all() {
-			if (this.checked.isEmpty()) {
-				return this.enforced;
-			}
-			if (this.enforced.isEmpty()) {
-				return this.checked;
-			}
-			List<LimitRequest> all = new ArrayList<>(this.checked.size() + this.enforced.size());
-			all.addAll(this.checked);
-			all.addAll(this.enforced);
-			return all;
 		}
 
 		/** Whether the operation's condition says that its limit applies to this call; a skip is counted. */
