@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -59,6 +60,13 @@ public class RateLimitersEndpoint {
 
 	/** Longest wait for the store's answer to a key's state. */
 	private static final long READ_TIMEOUT_MILLIS = 2000;
+
+	/** Reads a store that blocks its caller: a daemon thread per read, which an operator asks for now and then. */
+	private static final java.util.concurrent.Executor READS = task -> {
+		Thread thread = new Thread(task, "limiter-endpoint-read");
+		thread.setDaemon(true);
+		thread.start();
+	};
 
 	private final RateLimitOperationSource source;
 
@@ -280,11 +288,14 @@ public class RateLimitersEndpoint {
 	private KeyState state(Limit limit, String key) {
 		RateLimiterBackend backend = this.rateLimiter.backend();
 		RateLimiterBackend store = (backend instanceof GuardedBackend guarded) ? guarded.delegate() : backend;
+		List<LimitRequest> requests = List.of(request(limit, key));
+		// A store that blocks its caller (Jedis) is asked on a thread of its own, so that the wait stays bounded here.
+		CompletableFuture<Decision> asked = store.blocksCaller()
+				? CompletableFuture.supplyAsync(() -> store.decide(requests, Operation.CHECK), READS)
+				: store.decideAsync(requests, Operation.CHECK).toCompletableFuture();
 		Decision check;
 		try {
-			check = store.decideAsync(List.of(request(limit, key)), Operation.CHECK)
-				.toCompletableFuture()
-				.get(READ_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+			check = asked.get(READ_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
 		}
 		catch (TimeoutException ex) {
 			throw new BackendException("could not read " + limit.name() + " for '" + key + "'",

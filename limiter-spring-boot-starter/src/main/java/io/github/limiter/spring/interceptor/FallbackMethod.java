@@ -50,7 +50,11 @@ public final class FallbackMethod {
 			throw new IllegalArgumentException("method " + name + " returns " + actual
 					+ ", which the limited method's return type " + expected + " cannot hold");
 		}
-		for (Class<?> thrown : found.getExceptionTypes()) {
+		// A stage's or a reactive type's fallback fails its stage or stream; a plain method's throws to its caller.
+		Class<?> returned = limited.getReturnType();
+		boolean signalled = java.util.concurrent.CompletionStage.class.isAssignableFrom(returned)
+				|| org.springframework.core.ReactiveAdapterRegistry.getSharedInstance().getAdapter(returned) != null;
+		for (Class<?> thrown : signalled ? new Class<?>[0] : found.getExceptionTypes()) {
 			boolean checked = !RuntimeException.class.isAssignableFrom(thrown) && !Error.class.isAssignableFrom(thrown);
 			if (checked && Arrays.stream(limited.getExceptionTypes()).noneMatch(type -> type.isAssignableFrom(thrown))) {
 				throw new IllegalArgumentException("method " + name + " may throw " + thrown.getName()
@@ -71,7 +75,7 @@ public final class FallbackMethod {
 			return false;
 		}
 		return expectedClass.isPrimitive() || actual.toClass().isPrimitive() || !expected.hasGenerics()
-				|| !actual.hasGenerics() || expected.isAssignableFrom(actual);
+				|| !actual.hasGenerics() || actual.hasUnresolvableGenerics() || expected.isAssignableFrom(actual);
 	}
 
 	/**

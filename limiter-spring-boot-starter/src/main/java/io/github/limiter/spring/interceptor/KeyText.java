@@ -73,8 +73,9 @@ final class KeyText {
 			appendContainer(text, value, identityText, 0);
 			return text.toString();
 		}
-		checkIdentity(value, identityText, 0);
-		return value.toString();
+		String text = value.toString();
+		checkIdentity(value, text, identityText);
+		return text;
 	}
 
 	private static boolean isContainer(Object value) {
@@ -131,8 +132,14 @@ final class KeyText {
 			appendContainer(text, element, identityText, depth + 1);
 		}
 		else {
-			String own = (element instanceof Principal principal) ? principal.getName() : element.toString();
-			checkIdentity(element, identityText, depth + 1);
+			String own;
+			if (element instanceof Principal principal) {
+				own = principal.getName();
+			}
+			else {
+				own = element.toString();
+				checkIdentity(element, own, identityText);
+			}
 			for (int i = 0; i < own.length(); i++) {
 				char c = own.charAt(i);
 				if (c == '\\' || c == ',' || c == '=' || c == '[' || c == ']' || c == '{' || c == '}') {
@@ -144,56 +151,70 @@ final class KeyText {
 	}
 
 	/**
-	 * Tells of a value printed by its identity: the value itself, an array's, a collection's or a map's elements, or
-	 * a record's components, whose {@code toString()} prints them as they print themselves.
+	 * Tells of a value printed by its identity: the value itself, or, in a record, a part that its text shows by
+	 * identity (a component, or an element of one, whose {@code ClassName@hash} the record's text contains; a record
+	 * with a {@code toString()} of its own that leaves such a part out is keyed well).
 	 */
-	private static void checkIdentity(Object value, Consumer<Class<?>> identityText, int depth) {
-		if (value == null || depth > MAX_DEPTH) {
-			return;
-		}
+	private static void checkIdentity(Object value, String text, Consumer<Class<?>> identityText) {
 		Class<?> type = value.getClass();
-		if (type.isArray()) {
-			identityText.accept(type);
+		if (type.isRecord()) {
+			checkParts(value, text, identityText, 0);
 		}
-		else if (type.isRecord()) {
-			for (java.lang.reflect.Method accessor : COMPONENTS.get(type)) {
-				Object part;
-				try {
-					part = accessor.invoke(value);
-				}
-				catch (ReflectiveOperationException | RuntimeException ex) {
-					continue;
-				}
-				if (part != null && isContainer(part)) {
-					checkContainer(part, identityText, depth + 1);
-				}
-				else {
-					checkIdentity(part, identityText, depth + 1);
-				}
-			}
-		}
-		else if (IDENTITY_TEXT.get(type)) {
+		else if (type.isArray() || IDENTITY_TEXT.get(type)) {
 			identityText.accept(type);
 		}
 	}
 
-	/** A container inside a record prints by its own {@code toString()}: an array in it by its identity. */
-	private static void checkContainer(Object container, Consumer<Class<?>> identityText, int depth) {
-		if (container.getClass().isArray()) {
-			identityText.accept(container.getClass());
+	/** Tells of the parts of a value, found through records and containers, whose identity its text shows. */
+	private static void checkParts(Object value, String text, Consumer<Class<?>> identityText, int depth) {
+		if (value == null || depth > MAX_DEPTH) {
+			return;
 		}
-		else if (container instanceof Collection<?> collection) {
-			collection.forEach(element -> checkIdentity(element, identityText, depth + 1));
+		Class<?> type = value.getClass();
+		if (type.isRecord()) {
+			for (java.lang.reflect.Method accessor : COMPONENTS.get(type)) {
+				try {
+					checkParts(accessor.invoke(value), text, identityText, depth + 1);
+				}
+				catch (ReflectiveOperationException | RuntimeException ex) {
+					// A component that cannot be read is not checked.
+				}
+			}
 		}
-		else if (container instanceof Map<?, ?> map) {
-			map.forEach((key, value) -> {
-				checkIdentity(key, identityText, depth + 1);
-				checkIdentity(value, identityText, depth + 1);
+		else if (type.isArray() && !type.getComponentType().isPrimitive()) {
+			if (!shows(text, value, identityText)) {
+				for (Object element : (Object[]) value) {
+					checkParts(element, text, identityText, depth + 1);
+				}
+			}
+		}
+		else if (type.isArray()) {
+			shows(text, value, identityText);
+		}
+		else if (value instanceof Collection<?> collection) {
+			collection.forEach(element -> checkParts(element, text, identityText, depth + 1));
+		}
+		else if (value instanceof Map<?, ?> map) {
+			map.forEach((key, element) -> {
+				checkParts(key, text, identityText, depth + 1);
+				checkParts(element, text, identityText, depth + 1);
 			});
 		}
-		else {
-			((Optional<?>) container).ifPresent(element -> checkIdentity(element, identityText, depth + 1));
+		else if (value instanceof Optional<?> optional) {
+			optional.ifPresent(element -> checkParts(element, text, identityText, depth + 1));
 		}
+		else if (IDENTITY_TEXT.get(type)) {
+			shows(text, value, identityText);
+		}
+	}
+
+	/** Whether the text shows the value by its identity, as {@code Object.toString()} prints it; told if so. */
+	private static boolean shows(String text, Object value, Consumer<Class<?>> identityText) {
+		boolean shown = text.contains(value.getClass().getName() + "@" + Integer.toHexString(value.hashCode()));
+		if (shown) {
+			identityText.accept(value.getClass());
+		}
+		return shown;
 	}
 
 }

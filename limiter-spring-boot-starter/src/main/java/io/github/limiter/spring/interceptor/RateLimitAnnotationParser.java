@@ -533,9 +533,12 @@ final class RateLimitAnnotationParser {
 	 * make the limited method's name longer.
 	 */
 	private static int overloads(Class<?> owner, String name) {
+		// Public methods counted one by one, bridges included, as names were always given: a name must not change.
+		int count = 0;
 		Set<List<Class<?>>> signatures = new HashSet<>();
 		for (Method candidate : owner.getMethods()) {
-			if (candidate.getName().equals(name) && !candidate.isBridge()) {
+			if (candidate.getName().equals(name)) {
+				count++;
 				signatures.add(List.of(candidate.getParameterTypes()));
 			}
 		}
@@ -543,12 +546,13 @@ final class RateLimitAnnotationParser {
 			for (Method candidate : current.getDeclaredMethods()) {
 				int modifiers = candidate.getModifiers();
 				if (candidate.getName().equals(name) && !candidate.isBridge() && !candidate.isSynthetic()
-						&& !Modifier.isPrivate(modifiers) && !Modifier.isStatic(modifiers)) {
-					signatures.add(List.of(candidate.getParameterTypes()));
+						&& !Modifier.isPrivate(modifiers) && !Modifier.isStatic(modifiers)
+						&& signatures.add(List.of(candidate.getParameterTypes()))) {
+					count++;
 				}
 			}
 		}
-		return signatures.size();
+		return count;
 	}
 
 	static String parameterList(Method method, boolean simple) {

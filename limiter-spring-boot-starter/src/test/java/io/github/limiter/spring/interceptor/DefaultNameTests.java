@@ -35,6 +35,28 @@ class DefaultNameTests {
 		});
 	}
 
+	@Test
+	void aNameDoesNotChangeWithTheCountOfBridges() {
+		// A generic interface's method has a bridge, apply(Object): it always counted as an overload, and still does,
+		// so that the limit keeps its name (and its keys) from one version to the next.
+		this.runner.withBean(Handler.class).run(context -> {
+			Handler handler = context.getBean(Handler.class);
+			handler.apply("x");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> handler.apply("x"))
+				.satisfies(ex -> assertThat(ex.getDecision().limitName()).isEqualTo("Handler.apply(String)"));
+		});
+	}
+
+	static class Handler implements java.util.function.Function<String, String> {
+
+		@Override
+		@RateLimit(max = "1", window = "1h")
+		public String apply(String value) {
+			return value;
+		}
+
+	}
+
 	static class Overloads {
 
 		@RateLimit(key = "#id", max = "1", window = "1h")

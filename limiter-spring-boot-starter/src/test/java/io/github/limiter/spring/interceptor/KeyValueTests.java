@@ -128,6 +128,9 @@ class KeyValueTests {
 				api.nested(new Object[] { "a", new Order() });
 				api.any(java.util.Optional.of(new Order()));
 				api.tagged(new Tagged("u1", new String[] { "x" }));
+				// A record whose own toString() leaves its lock out is keyed well: nothing to say.
+				api.tenant(new Tenant("acme", new Object()));
+				api.tenant(new Tenant("acme", new Object()));
 				// Called off any request (as an @Async method runs): #ip is empty, and that is said.
 				api.byIp();
 			});
@@ -158,6 +161,15 @@ class KeyValueTests {
 
 	}
 
+	record Tenant(String id, Object lock) {
+
+		@Override
+		public String toString() {
+			return this.id;
+		}
+
+	}
+
 	static class Api {
 
 		@RateLimit(name = "batch", key = "#ids", max = "1", window = "1h")
@@ -170,6 +182,10 @@ class KeyValueTests {
 
 		@RateLimit(name = "nested", key = "#values", max = "1", window = "1h")
 		public void nested(Object[] values) {
+		}
+
+		@RateLimit(name = "tenant", key = "#tenant", max = "5", window = "1h")
+		public void tenant(Tenant tenant) {
 		}
 
 		@RateLimit(name = "by-ip", key = "#ip", max = "5", window = "1h")

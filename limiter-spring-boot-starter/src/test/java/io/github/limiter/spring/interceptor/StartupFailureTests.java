@@ -236,6 +236,43 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void fallbacksThatSignalTheirFailuresOrAreGenericStart() {
+		this.runner.withBean(SignallingFallbacks.class).run(context -> assertThat(context).hasNotFailed());
+	}
+
+	static class SignallingFallbacks {
+
+		// A reactive or stage method's fallback fails its stream or stage: it may throw what it likes.
+		@RateLimit(max = "3", window = "1s", fallback = "later")
+		public reactor.core.publisher.Mono<String> load(String id) {
+			return reactor.core.publisher.Mono.just(id);
+		}
+
+		reactor.core.publisher.Mono<String> later(String id) throws java.io.IOException {
+			throw new java.io.IOException("later");
+		}
+
+		@RateLimit(max = "3", window = "1s", fallback = "laterStage")
+		public java.util.concurrent.CompletionStage<String> stage(String id) {
+			return java.util.concurrent.CompletableFuture.completedFuture(id);
+		}
+
+		java.util.concurrent.CompletionStage<String> laterStage(String id) throws java.io.IOException {
+			throw new java.io.IOException("later");
+		}
+
+		@RateLimit(max = "3", window = "1s", fallback = "none")
+		public java.util.Optional<String> find(String id) {
+			return java.util.Optional.of(id);
+		}
+
+		<R> java.util.Optional<R> none(String id) {
+			return java.util.Optional.empty();
+		}
+
+	}
+
+	@Test
 	void unresolvablePlaceholder() {
 		assertStartupFails(UnresolvablePlaceholder.class, "Invalid @RateLimit on " + UnresolvablePlaceholder.class.getName()
 				+ ".call(): attribute 'max' = '${nowhere}' has a placeholder that cannot be resolved: "

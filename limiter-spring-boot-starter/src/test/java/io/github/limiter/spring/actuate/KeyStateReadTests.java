@@ -1,0 +1,90 @@
+package io.github.limiter.spring.actuate;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import io.github.limiter.Decision;
+import io.github.limiter.Limit;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.Operation;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.limiter.spring.autoconfigure.RateLimiterEndpointAutoConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A key's state is read within the endpoint's bound even from a store that blocks its caller (Jedis): a store that
+ * does not answer in time is a 503, not a request thread held for as long as the store takes.
+ */
+class KeyStateReadTests {
+
+	@Test
+	void aBlockingStoreThatDoesNotAnswerIsA503WithinTheBound() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class,
+					RateLimiterEndpointAutoConfiguration.class))
+			.withBean(RateLimiter.class, () -> RateLimiter.of(new Stuck()))
+			.withBean(Api.class)
+			.withPropertyValues("limiter.backend=local", "management.endpoints.web.exposure.include=ratelimiters")
+			.run(context -> {
+				RateLimitersEndpoint endpoint = context.getBean(RateLimitersEndpoint.class);
+				long start = System.nanoTime();
+				WebEndpointResponse<Object> response = endpoint.key("api", "alice");
+				long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+				assertThat(response.getStatus()).isEqualTo(503);
+				assertThat(response.getBody().toString()).contains("no answer within 2000 ms");
+				// Bounded by the read's 2 s, not by the store's 20 s (generous for a loaded machine).
+				assertThat(millis).isLessThan(10_000);
+			});
+	}
+
+	/** A store that blocks its caller and answers nothing for 20 s. */
+	static final class Stuck implements RateLimiterBackend {
+
+		@Override
+		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+			try {
+				Thread.sleep(20_000);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			return CompletableFuture.failedFuture(new IllegalStateException("no answer"));
+		}
+
+		@Override
+		public CompletionStage<Void> resetAsync(Limit limit, String key) {
+			return CompletableFuture.completedFuture(null);
+		}
+
+		@Override
+		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+			return CompletableFuture.completedFuture(null);
+		}
+
+		@Override
+		public boolean blocksCaller() {
+			return true;
+		}
+
+	}
+
+	static class Api {
+
+		@RateLimit(name = "api", key = "#user", max = "5", window = "1m")
+		public void call(String user) {
+		}
+
+	}
+
+}
