@@ -11,8 +11,7 @@
 -- Then, from the first argument after a limit that is not an algorithm code, the decisions, to the end: the
 -- operation ('a' acquire, 'c' check, 'r' record, 'x' delete, 'n' the limits of one cluster slot in an acquire that a
 -- limit on another slot rejected, or 'f<time>' refund of an acquire decided at <time>, in microseconds as that
--- acquire returned it, or 'f<time>:<time>...' with a time per limit, a bucket's being when the call's own slice
--- began to drain; it answers each limit as it is once the permits are back), a token unique to the decision
+-- acquire returned it, which answers each limit as it is once the permits are back), a token unique to the decision
 -- (the sliding-log member), the number of its limits, then for each its limit (1-based, as above) and its cost.
 -- Returns {now, then for each decision, for each of its limits: allowed (0/1), remaining, retry after, reset after,
 -- delay}. A decision is allowed when all its limits are.
@@ -128,11 +127,7 @@ while i <= last do
         outcomes[j] = {within, remaining, retry, reset, 0}
       end
     elseif kind == 'x' or kind == 'f' then
-      -- 'f<time>', or 'f<time>:<time>...' with one time per limit: when what the limit took began to count.
-      local charged = {}
-      for time in string.gmatch(string.sub(op, 2), '[^:]+') do
-        charged[#charged + 1] = time + 0
-      end
+      local charged = tonumber(string.sub(op, 2))
       for j = 1, count do
         if kind == 'x' then
           kv_del(keys[j])
@@ -140,7 +135,7 @@ while i <= last do
           outcomes[j] = {true, 0, 0, 0, 0}
         else
           local l = used[j]
-          l[2].refund(keys[j], l[1], l[3], now, costs[j], token, charged[j] or charged[1])
+          l[2].refund(keys[j], l[1], l[3], now, costs[j], token, charged)
           -- What the limit answers now that the permits are back, consuming nothing: as an acquire rejected by
           -- another limit answers for this one.
           outcomes[j] = {l[2].evaluate(keys[j], l[1], l[3], now, 0)}

@@ -95,9 +95,8 @@ local function gcra_evaluate(key, code, p, now, cost)
   return allowed, remaining, retry, ceil_div(ahead_after, q), delay, ahead_after
 end
 
--- What a refund gives back: the call's time less what has drained since its slice began ('charged', which the client
--- computes from the decision's reset-after: a slice drains at most as fast as time passes, and only after the slices
--- before it), so never more than the bucket would hold less had the call not come.
+-- What a refund gives back: the call's time less what has drained since it was charged (its slice drains at most as
+-- fast as time passes, and only after the slices before it), so never time that later calls hold.
 local function gcra_refunded(p, now, cost, charged)
   local slice = cost * p[2]
   local elapsed = math.max(0, now - charged)

@@ -106,19 +106,6 @@ public abstract class AbstractLimit<S> implements Limit {
 	public abstract S refund(S state, long nowMicros, long cost, long chargedAtMicros, String token);
 
 	/**
-	 * The time from which a refund of an admitted call counts what has drained of it, given to {@link #refund} as its
-	 * {@code chargedAtMicros}: the time of the decision, when the call's permits began to count at once; a bucket's
-	 * overrides it with when the call's own slice began to drain, which for a call queued behind others is later.
-	 * @param chargedAtMicros the time of the decision that admitted the call
-	 * @param resetAfterMicros that decision's reset-after for this limit
-	 * @param cost the permits the call took
-	 * @return the time the refund counts from
-	 */
-	public long refundFrom(long chargedAtMicros, long resetAfterMicros, long cost) {
-		return chargedAtMicros;
-	}
-
-	/**
 	 * Names the permits an admitted call has just added to the state, so that its refund takes back those and no
 	 * other call's: a sliding log keeps each permit; the other algorithms count them, and need no name.
 	 * @param admitted the state after the call

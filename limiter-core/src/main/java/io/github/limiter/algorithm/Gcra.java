@@ -242,26 +242,9 @@ final class Gcra {
 	}
 
 	/**
-	 * The last whole microsecond at or before which an admitted call's slice began to drain, from which its refund
-	 * counts what has drained: the slice is the call's cost's time and ends at the arrival time the call left, which
-	 * the decision's reset-after gives rounded up to the microsecond, so after {@code (resetAfter − 1)·q} ticks at
-	 * the earliest; never before the decision. Exact when a microsecond is one tick. A call queued behind others (a
-	 * leaky bucket's delay, a token bucket's burst) has not begun to drain, and its refund gives back its whole slice;
-	 * counting from the decision instead kept the part that the calls before it drained, as if the call had used it.
-	 */
-	long refundFrom(long chargedAt, long resetAfter, long cost) {
-		long slice = cost * this.interval;
-		if (slice <= 0 || resetAfter <= 0) {
-			return chargedAt;
-		}
-		return Math.max(chargedAt, chargedAt + resetAfter - 1 - ceilDiv(slice - 1, this.q));
-	}
-
-	/**
-	 * Gives back what is left of a call's time: its cost's time less what has drained since its slice began
-	 * ({@code chargedAt}, from {@link #refundFrom}; a slice drains at most as fast as time passes, and only after the
-	 * slices before it). That is never more than the bucket would hold less had the call not come. A warming bucket
-	 * keeps its surcharge and the idleness spent. As {@code gcra.lua}.
+	 * Gives back what is left of a call's time: its cost's time less what has drained since it was charged (the call's
+	 * slice drains at most as fast as time passes, and only after the slices before it), so a refund never gives back
+	 * time that later calls hold. A warming bucket keeps its surcharge and the idleness spent. As {@code gcra.lua}.
 	 */
 	GcraState refund(GcraState tat, long now, long cost, long chargedAt) {
 		if (tat == null) {

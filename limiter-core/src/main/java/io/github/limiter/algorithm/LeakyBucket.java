@@ -204,11 +204,6 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	}
 
 	@Override
-	public long refundFrom(long chargedAtMicros, long resetAfterMicros, long cost) {
-		return this.gcra.refundFrom(chargedAtMicros, resetAfterMicros, cost);
-	}
-
-	@Override
 	public GcraState refund(GcraState tat, long now, long cost, long chargedAt, String token) {
 		return this.gcra.refund(tat, now, cost, chargedAt);
 	}

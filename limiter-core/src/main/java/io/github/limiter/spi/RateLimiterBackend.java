@@ -114,18 +114,6 @@ public interface RateLimiterBackend {
 	}
 
 	/**
-	 * The time a refund of one request counts from ({@link io.github.limiter.algorithm.AbstractLimit#refundFrom}): its
-	 * part's decision time, or for a bucket when the call's own slice began to drain.
-	 * @param request the request
-	 * @param part what the decision answered for it
-	 * @return microseconds, on the backend's clock
-	 */
-	static long refundFrom(LimitRequest request, Decision part) {
-		return (request.limit() instanceof io.github.limiter.algorithm.AbstractLimit<?> limit)
-				? limit.refundFrom(part.timeMicros(), part.resetAfterMicros(), request.cost()) : part.timeMicros();
-	}
-
-	/**
 	 * Waits for a stage of this backend and unwraps its failure.
 	 * @param stage a stage returned by a backend
 	 * @param <T> the result type

@@ -322,28 +322,6 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
-	void aQueuedCallGivesBackItsWholePlaceAndAServedOneWhatIsLeftOfIt() {
-		// One call a minute, three more may queue: A is served now, B and C wait one and two minutes.
-		Limit limit = LeakyBucket.queueing("refund-queue", 1, Duration.ofMinutes(1), 3);
-		List<LimitRequest> request = List.of(LimitRequest.of(limit, "k"));
-		assertThat(this.limiter.acquire(limit, "k").delay()).isZero();
-		Decision b = this.limiter.acquire(limit, "k");
-		assertThat(b.delay()).isEqualTo(Duration.ofMinutes(1));
-		Decision c = this.limiter.acquire(limit, "k");
-		assertThat(c.delay()).isEqualTo(Duration.ofMinutes(2));
-		at(Duration.ofSeconds(30));
-		// C, the last in the queue, gives up before its turn: its whole minute comes back, none of it has drained.
-		this.limiter.refund(request, c);
-		assertThat(this.limiter.acquire(limit, "k").delay()).as("D takes C's turn, as if C had not come")
-			.isEqualTo(Duration.ofSeconds(90));
-		// B's turn came at 1 min; a refund half-way through it gives back the half that has not drained.
-		at(Duration.ofSeconds(90));
-		this.limiter.refund(request, b);
-		assertThat(this.limiter.acquire(limit, "k").delay()).as("E: D's turn ends at 3 min less B's 30 s left")
-			.isEqualTo(Duration.ofSeconds(60));
-	}
-
-	@Test
 	void aWarmingBucketGivesBackTheStablePriceAndKeepsTheColdSurcharge() {
 		// Cold, the first permit costs 1.5 intervals: a second one does not fit a capacity of 2.
 		Limit limit = TokenBucket.builder("refund-warming").capacity(2).refill(1, Duration.ofMinutes(1))

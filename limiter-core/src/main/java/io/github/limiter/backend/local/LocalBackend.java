@@ -376,7 +376,7 @@ public final class LocalBackend implements RateLimiterBackend {
 	public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
 		List<Decision> parts = RateLimiterBackend.parts(requests, acquired);
 		for (int i = 0; i < parts.size(); i++) {
-			refund(requests.get(i), RateLimiterBackend.refundFrom(requests.get(i), parts.get(i)), parts.get(i).token());
+			refund(requests.get(i), parts.get(i).timeMicros(), parts.get(i).token());
 		}
 		return CompletableFuture.completedFuture(null);
 	}

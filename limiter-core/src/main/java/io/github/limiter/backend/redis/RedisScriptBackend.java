@@ -8,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.StringJoiner;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -339,9 +338,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		}
 		List<CompletableFuture<?>> refunds = new ArrayList<>();
 		for (ScriptUnit unit : units(requests, positions, token)) {
-			List<Decision> taken = new ArrayList<>(unit.positions().size());
-			unit.positions().forEach(position -> taken.add(parts.get(position)));
-			refunds.add(unit.refund(taken).toCompletableFuture());
+			refunds.add(unit.refund(parts.get(unit.positions().get(0)).timeMicros()).toCompletableFuture());
 		}
 		return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new));
 	}
@@ -412,8 +409,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 		private final List<String> keys;
 
-		/** What this unit's last decision answered for each of its limits: a refund gives back what it took. */
-		private volatile List<Decision> charged;
+		/** Redis time of this unit's last decision: a refund gives back to the window charged then. */
+		private volatile long chargedAt;
 
 		ScriptUnit(List<LimitRequest> requests, List<Integer> positions, String now, String token) {
 			this.requests = requests;
@@ -441,7 +438,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 			ScriptCall call = call(operationCode(operation));
 			return execute(call).thenApply(reply -> {
 				List<Decision> decisions = call.decode(reply).get(0);
-				this.charged = decisions;
+				this.chargedAt = decisions.get(0).timeMicros();
 				return decisions;
 			});
 		}
@@ -454,19 +451,11 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 		@Override
 		public CompletionStage<List<Decision>> refund() {
-			return refund(this.charged);
+			return refund(this.chargedAt);
 		}
 
-		/**
-		 * Gives back what the unit's limits took: {@code f<time>} for one limit, {@code f<time>:<time>...} for several,
-		 * each the time its refund counts from.
-		 */
-		CompletionStage<List<Decision>> refund(List<Decision> parts) {
-			StringJoiner operation = new StringJoiner(":", "f", "");
-			for (int i = 0; i < this.requests.size(); i++) {
-				operation.add(Long.toString(RateLimiterBackend.refundFrom(this.requests.get(i), parts.get(i))));
-			}
-			ScriptCall call = call(operation.toString());
+		CompletionStage<List<Decision>> refund(long chargedAt) {
+			ScriptCall call = call("f" + chargedAt);
 			return improving(this.keys, () -> execute(call).thenApply(reply -> call.decode(reply).get(0)));
 		}
 
