@@ -322,6 +322,27 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aRefundAfterAnEarlierRefundNeverServesTwoCallsAtOnce() {
+		// One call a minute, three may queue. A refund counts from its decision: a call's place in the queue moves when
+		// a call before it gives up, and only the time since the decision is sure to have drained (a review found
+		// that counting from the call's first place served Y and Z at the same instant).
+		Limit limit = LeakyBucket.queueing("refund-twice", 1, Duration.ofMinutes(1), 3);
+		List<LimitRequest> request = List.of(LimitRequest.of(limit, "k"));
+		assertThat(this.limiter.acquire(limit, "k").delay()).isZero();
+		Decision b = this.limiter.acquire(limit, "k");
+		Decision x = this.limiter.acquire(limit, "k");
+		assertThat(x.delay()).isEqualTo(Duration.ofMinutes(2));
+		at(Duration.ofSeconds(6));
+		this.limiter.refund(request, b);
+		at(Duration.ofSeconds(90));
+		Decision y = this.limiter.acquire(limit, "k");
+		this.limiter.refund(request, x);
+		Decision z = this.limiter.acquire(limit, "k");
+		assertThat(z.delay()).as("Z is served a minute after Y, never with it")
+			.isGreaterThanOrEqualTo(y.delay().plus(Duration.ofMinutes(1)));
+	}
+
+	@Test
 	void aWarmingBucketGivesBackTheStablePriceAndKeepsTheColdSurcharge() {
 		// Cold, the first permit costs 1.5 intervals: a second one does not fit a capacity of 2.
 		Limit limit = TokenBucket.builder("refund-warming").capacity(2).refill(1, Duration.ofMinutes(1))

@@ -337,12 +337,18 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		catch (RuntimeException ex) {
 			admitted = CompletableFuture.failedFuture(ex);
 		}
-		if (reserved == null) {
+		if (reserved == null && admitted.isDone() && !admitted.isCompletedExceptionally()) {
 			return admitted;
 		}
-		// The call will not run: what it reserved goes back, unless a cancel already gave it back (taken once). It
-		// will: the reservation is told to the metrics.
+		// The call will not run: what it was admitted with and what it reserved go back, unless a cancel already gave
+		// them back (each taken once). It will: the reservation is told to the metrics.
 		return admitted.whenComplete((admission, failure) -> {
+			if (failure != null) {
+				giveBackAdmission(call);
+			}
+			if (reserved == null) {
+				return;
+			}
 			if (failure != null || admission.rejection() != null) {
 				Decision taken = RESERVED.getAndSet(call, null);
 				if (taken != null) {

@@ -23,8 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * A call whose admission fails after its failure-counting limits reserved their permit (here its shadow limit's
- * decision fails) never runs, so it cannot have failed: what it reserved goes back.
+ * A call whose admission fails after its limits admitted it (here its shadow limit's decision fails) never runs: what
+ * its enforced limits took goes back, and so does what its failure-counting limits reserved, since it cannot have
+ * failed.
  */
 class AdmissionFailureTests {
 
@@ -47,8 +48,17 @@ class AdmissionFailureTests {
 					.filter(limit -> limit.name().equals("failures"))
 					.findFirst()
 					.orElseThrow();
-				// A check answers what would remain after one more call: all three permits are there.
-				assertThat(context.getBean(RateLimiter.class).check(failures, "bob").remaining()).isEqualTo(2);
+				// A check answers what would remain after one more call: all three permits are there, and all of the
+				// enforced limit's hundred.
+				RateLimiter limiter = context.getBean(RateLimiter.class);
+				assertThat(limiter.check(failures, "bob").remaining()).isEqualTo(2);
+				Limit perApp = context.getBean(RateLimitOperationSource.class).rateLimitedMethods().stream()
+					.flatMap(method -> method.operations().stream())
+					.map(RateLimitOperation::limit)
+					.filter(limit -> limit.name().equals("per-app"))
+					.findFirst()
+					.orElseThrow();
+				assertThat(limiter.check(perApp, "").remaining()).isEqualTo(99);
 			});
 	}
 
