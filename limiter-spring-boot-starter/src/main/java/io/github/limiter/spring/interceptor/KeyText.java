@@ -62,6 +62,9 @@ final class KeyText {
 	 * @return the text, or {@code null} for a {@code null} value
 	 */
 	static String of(Object value, Consumer<Class<?>> identityText) {
+		if (value instanceof String text) {
+			return text;
+		}
 		if (value == null) {
 			return null;
 		}
