@@ -414,14 +414,7 @@ public final class RateLimiter {
 	 * @param operation what the call would have asked of it
 	 */
 	public void skipped(Limit limit, Operation operation) {
-		for (RateLimiterListener listener : this.listeners) {
-			try {
-				listener.onSkipped(limit, operation);
-			}
-			catch (RuntimeException ex) {
-				logger.log(System.Logger.Level.WARNING, "Rate limiter listener " + listener + " failed", ex);
-			}
-		}
+		tell(listener -> listener.onSkipped(limit, operation));
 	}
 
 	/**
@@ -431,16 +424,10 @@ public final class RateLimiter {
 	 * @param operation what the call would have asked of it
 	 */
 	public void invalidKey(Limit limit, Operation operation) {
-		for (RateLimiterListener listener : this.listeners) {
-			try {
-				listener.onInvalidKey(limit, operation);
-			}
-			catch (RuntimeException ex) {
-				logger.log(System.Logger.Level.WARNING, "Rate limiter listener " + listener + " failed", ex);
-			}
-		}
+		tell(listener -> listener.onInvalidKey(limit, operation));
 	}
 
+	/** On every decision: a loop of its own, with no event object to build. */
 	private void notifyDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
 		for (RateLimiterListener listener : this.listeners) {
 			try {
@@ -453,9 +440,14 @@ public final class RateLimiter {
 	}
 
 	private void notifyError(List<LimitRequest> requests, Operation operation, Throwable failure, long nanos) {
+		tell(listener -> listener.onError(requests, operation, failure, nanos));
+	}
+
+	/** Tells every listener of an event; one that throws is logged and the others are still told. */
+	private void tell(java.util.function.Consumer<RateLimiterListener> event) {
 		for (RateLimiterListener listener : this.listeners) {
 			try {
-				listener.onError(requests, operation, failure, nanos);
+				event.accept(listener);
 			}
 			catch (RuntimeException ex) {
 				logger.log(System.Logger.Level.WARNING, "Rate limiter listener " + listener + " failed", ex);

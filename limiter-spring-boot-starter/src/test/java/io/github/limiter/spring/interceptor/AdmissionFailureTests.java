@@ -42,22 +42,18 @@ class AdmissionFailureTests {
 					assertThatIllegalStateException().isThrownBy(() -> login.attempt("bob")).withMessage("shadow store down");
 				}
 				assertThat(login.runs()).isZero();
-				Limit failures = context.getBean(RateLimitOperationSource.class).rateLimitedMethods().stream()
-					.flatMap(method -> method.operations().stream())
-					.map(RateLimitOperation::limit)
-					.filter(limit -> limit.name().equals("failures"))
-					.findFirst()
-					.orElseThrow();
+				Limit failures = AnnotationRateLimitOperationSource
+				.byLimit(context.getBean(RateLimitOperationSource.class).rateLimitedMethods())
+				.get("failures")
+				.limit();
 				// A check answers what would remain after one more call: all three permits are there, and all of the
 				// enforced limit's hundred.
 				RateLimiter limiter = context.getBean(RateLimiter.class);
 				assertThat(limiter.check(failures, "bob").remaining()).isEqualTo(2);
-				Limit perApp = context.getBean(RateLimitOperationSource.class).rateLimitedMethods().stream()
-					.flatMap(method -> method.operations().stream())
-					.map(RateLimitOperation::limit)
-					.filter(limit -> limit.name().equals("per-app"))
-					.findFirst()
-					.orElseThrow();
+				Limit perApp = AnnotationRateLimitOperationSource
+				.byLimit(context.getBean(RateLimitOperationSource.class).rateLimitedMethods())
+				.get("per-app")
+				.limit();
 				assertThat(limiter.check(perApp, "").remaining()).isEqualTo(99);
 			});
 	}

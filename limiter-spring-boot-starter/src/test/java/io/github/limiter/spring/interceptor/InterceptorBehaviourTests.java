@@ -134,12 +134,10 @@ class InterceptorBehaviourTests {
 				.counter()).isNull();
 			// And dave's rejected call took nothing from his failures: his state is untouched.
 			RateLimiter limiter = context.getBean(RateLimiter.class);
-			Limit failures = context.getBean(RateLimitOperationSource.class).rateLimitedMethods().stream()
-				.flatMap(method -> method.operations().stream())
-				.map(RateLimitOperation::limit)
-				.filter(limit -> limit.name().equals("guarded-failures"))
-				.findFirst()
-				.orElseThrow();
+			Limit failures = AnnotationRateLimitOperationSource
+				.byLimit(context.getBean(RateLimitOperationSource.class).rateLimitedMethods())
+				.get("guarded-failures")
+				.limit();
 			assertThat(limiter.check(failures, "dave").remaining()).isEqualTo(2);
 		});
 	}
