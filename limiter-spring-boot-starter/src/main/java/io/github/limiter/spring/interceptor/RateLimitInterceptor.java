@@ -505,10 +505,14 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 */
 	boolean running(Call call) {
 		Admission taken = ADMITTED.getAndSet(call, null);
+		// Written before the cancel flag is read, as a cancel writes its flag before it reads this one: of a cancel
+		// and a start at once, at least one sees the other.
+		call.ran = true;
 		if (!call.cancelled) {
 			return true;
 		}
 		giveBack(call, taken);
+		settleSafely(call, null, null, false, true);
 		return false;
 	}
 
@@ -558,7 +562,11 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			waiting.cancel(false);
 		}
 		giveBackAdmission(call);
-		settleSafely(call, null, null, false, true);
+		// A call cancelled once its method started may have failed (a client that went away mid-attempt): it keeps
+		// its reservation, so that attempts dropped before their answer cannot go uncounted.
+		if (!call.ran) {
+			settleSafely(call, null, null, false, true);
+		}
 	}
 
 	private void settleSafely(Call call, Throwable failure, Object result, boolean wait, boolean cancelled) {
@@ -630,6 +638,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 		/** Whether the call was cancelled (a reactive subscriber gave up): a reservation decided after it goes back. */
 		volatile boolean cancelled;
+
+		/** Whether the method started: a cancel after that keeps the failure-counting limits' reservation. */
+		volatile boolean ran;
 
 		/** What the enforced limits admitted, until the method runs: a cancel before that gives it back. */
 		volatile Admission admitted;

@@ -105,10 +105,9 @@ final class ReactiveRateLimits {
 			if (this.call.checked.isEmpty()) {
 				return result;
 			}
-			// A cancelled call did not fail: its reservations go back.
+			// Cancelled while its method ran, the call keeps its reservation (RateLimitInterceptor.cancelled).
 			return result.doOnError(failure -> this.interceptor.settleSafely(this.call, failure, null, false))
-				.doOnSuccess(value -> this.interceptor.settleSafely(this.call, null, value, false))
-				.doOnCancel(() -> this.interceptor.cancelled(this.call));
+				.doOnSuccess(value -> this.interceptor.settleSafely(this.call, null, value, false));
 		}
 
 		Flux<Object> flux() {
@@ -116,10 +115,10 @@ final class ReactiveRateLimits {
 			if (this.call.checked.isEmpty()) {
 				return result;
 			}
-			// A stream counts as failed when it ends with an error; recordIf applies to single results only.
+			// A stream counts as failed when it ends with an error, or is cancelled before it ends (it may have failed);
+			// recordIf applies to single results only.
 			return result.doOnError(failure -> this.interceptor.settleSafely(this.call, failure, null, false))
-				.doOnComplete(() -> this.interceptor.settleSafely(this.call, null, null, false))
-				.doOnCancel(() -> this.interceptor.cancelled(this.call));
+				.doOnComplete(() -> this.interceptor.settleSafely(this.call, null, null, false));
 		}
 
 	}

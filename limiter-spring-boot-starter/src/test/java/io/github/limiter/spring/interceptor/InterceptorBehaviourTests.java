@@ -188,6 +188,21 @@ class InterceptorBehaviourTests {
 	}
 
 	@Test
+	void aReactiveCallCancelledWhileItsMethodRunsKeepsItsFailureReservation() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			// The attempt runs for 2 s; its caller goes away after 100 ms, before the answer, as a guesser that drops
+			// every attempt would: the attempt counts as failed, and the next one is refused.
+			StepVerifier.create(service.slowReactiveLogin("frank").timeout(java.time.Duration.ofMillis(100)))
+				.expectError(java.util.concurrent.TimeoutException.class)
+				.verify();
+			StepVerifier.create(service.slowReactiveLogin("frank"))
+				.expectError(RateLimitExceededException.class)
+				.verify(java.time.Duration.ofSeconds(10));
+		});
+	}
+
+	@Test
 	void aReactiveCallCancelledWhileWaitingForAPermitTakesNone() throws InterruptedException {
 		this.runner.run(context -> {
 			Service service = context.getBean(Service.class);
@@ -431,6 +446,12 @@ class InterceptorBehaviourTests {
 
 		int slowAttempts() {
 			return this.slowAttempts.get();
+		}
+
+		@RateLimit(name = "slow-reactive-failures", key = "#user", max = "1", window = "1m",
+				recordOn = IllegalArgumentException.class)
+		public Mono<String> slowReactiveLogin(String user) {
+			return Mono.delay(java.time.Duration.ofSeconds(2)).then(Mono.error(new IllegalArgumentException("bad")));
 		}
 
 		@RateLimit(name = "reactive-failures", key = "#user", max = "1", window = "1m",
