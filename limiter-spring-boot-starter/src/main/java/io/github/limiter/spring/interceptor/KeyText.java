@@ -52,6 +52,23 @@ final class KeyText {
 
 	};
 
+	/**
+	 * Whether a record's components can hold a value printed by its identity, from their declared types: a record of
+	 * strings, numbers and enums never does, and is not read component by component on every call.
+	 */
+	private static final ClassValue<Boolean> MAY_SHOW_IDENTITY = new ClassValue<>() {
+
+		@Override
+		protected Boolean computeValue(Class<?> type) {
+			return java.util.Arrays.stream(type.getRecordComponents()).map(RecordComponent::getType).anyMatch(part -> {
+				boolean openEnded = !java.lang.reflect.Modifier.isFinal(part.getModifiers()) && !part.isPrimitive()
+						&& !part.isEnum();
+				return part.isArray() || openEnded || part.isRecord() || IDENTITY_TEXT.get(part);
+			});
+		}
+
+	};
+
 	private KeyText() {
 	}
 
@@ -161,7 +178,9 @@ final class KeyText {
 	private static void checkIdentity(Object value, String text, Consumer<Class<?>> identityText) {
 		Class<?> type = value.getClass();
 		if (type.isRecord()) {
-			checkParts(value, text, identityText, 0);
+			if (MAY_SHOW_IDENTITY.get(type)) {
+				checkParts(value, text, identityText, 0);
+			}
 		}
 		else if (type.isArray() || IDENTITY_TEXT.get(type)) {
 			identityText.accept(type);

@@ -1,8 +1,6 @@
 package io.github.limiter.spring.actuate;
 
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -10,15 +8,11 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-import io.github.limiter.Decision;
-import io.github.limiter.Limit;
-import io.github.limiter.LimitRequest;
-import io.github.limiter.Operation;
 import io.github.limiter.RateLimiter;
-import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.limiter.spring.autoconfigure.RateLimiterEndpointAutoConfiguration;
+import io.github.limiter.testsupport.StubBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -49,27 +43,18 @@ class KeyStateReadTests {
 	}
 
 	/** A store that blocks its caller and answers nothing for 20 s. */
-	static final class Stuck implements RateLimiterBackend {
+	static final class Stuck extends StubBackend {
 
-		@Override
-		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-			try {
-				Thread.sleep(20_000);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-			return CompletableFuture.failedFuture(new IllegalStateException("no answer"));
-		}
-
-		@Override
-		public CompletionStage<Void> resetAsync(Limit limit, String key) {
-			return CompletableFuture.completedFuture(null);
-		}
-
-		@Override
-		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-			return CompletableFuture.completedFuture(null);
+		Stuck() {
+			super(requests -> {
+				try {
+					Thread.sleep(20_000);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				return CompletableFuture.failedFuture(new IllegalStateException("no answer"));
+			});
 		}
 
 		@Override

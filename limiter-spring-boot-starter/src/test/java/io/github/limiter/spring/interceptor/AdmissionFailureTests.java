@@ -14,10 +14,9 @@ import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.RateLimiter;
-import io.github.limiter.backend.local.LocalBackend;
-import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.limiter.testsupport.LocalDecorator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -31,9 +30,8 @@ class AdmissionFailureTests {
 
 	@Test
 	void aCallWhoseAdmissionFailsGivesBackWhatItReserved() {
-		LocalBackend local = LocalBackend.create();
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
-			.withBean(RateLimiter.class, () -> RateLimiter.of(new ShadowFails(local)))
+			.withBean(RateLimiter.class, () -> RateLimiter.of(new ShadowFails()))
 			.withBean(Login.class)
 			.withPropertyValues("limiter.backend=local")
 			.run(context -> {
@@ -59,23 +57,13 @@ class AdmissionFailureTests {
 	}
 
 	/** The local backend, except that shadow decisions fail. */
-	record ShadowFails(LocalBackend local) implements RateLimiterBackend {
+	static final class ShadowFails extends LocalDecorator {
 
 		@Override
 		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
 			return (operation == Operation.SHADOW)
 					? CompletableFuture.failedFuture(new IllegalStateException("shadow store down"))
-					: this.local.decideAsync(requests, operation);
-		}
-
-		@Override
-		public CompletionStage<Void> resetAsync(Limit limit, String key) {
-			return this.local.resetAsync(limit, key);
-		}
-
-		@Override
-		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-			return this.local.refundAsync(requests, acquired);
+					: super.decideAsync(requests, operation);
 		}
 
 	}

@@ -25,12 +25,10 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 import io.github.limiter.Decision;
-import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
-import io.github.limiter.backend.local.LocalBackend;
-import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.testsupport.LocalDecorator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -124,14 +122,12 @@ class ReactiveWebTests {
 	}
 
 	/** Answers after 300 ms, from another thread, like a slow Redis; records blocking use on event loops. */
-	static class SlowBackend implements RateLimiterBackend {
+	static class SlowBackend extends LocalDecorator {
 
 		static volatile int blockingCallsOnNonBlockingThreads;
 
 		/** Decisions on the application's limits (the guard's heartbeat probes are not counted: they come any time). */
 		static volatile long decisions;
-
-		private final LocalBackend local = LocalBackend.create();
 
 		@Override
 		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
@@ -152,17 +148,7 @@ class ReactiveWebTests {
 			if (Schedulers.isInNonBlockingThread()) {
 				blockingCallsOnNonBlockingThreads++;
 			}
-			return RateLimiterBackend.super.decide(requests, operation);
-		}
-
-		@Override
-		public CompletionStage<Void> resetAsync(Limit limit, String key) {
-			return this.local.resetAsync(limit, key);
-		}
-
-		@Override
-		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-			return this.local.refundAsync(requests, acquired);
+			return super.decide(requests, operation);
 		}
 
 	}
