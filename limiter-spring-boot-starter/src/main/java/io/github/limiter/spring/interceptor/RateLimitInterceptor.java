@@ -59,7 +59,6 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Decision> RESERVED =
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Decision.class, "reserved");
 
-	/** Whether a class prints its objects by identity ({@code Object.toString()}): each object a key of its own. */
 	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Admission> ADMITTED =
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Admission.class, "admitted");
 
