@@ -37,7 +37,9 @@ import io.github.limiter.spring.retune.RateLimitRetuner;
 /**
  * The {@code ratelimiters} Actuator endpoint:
  * <ul>
- * <li>{@code GET /actuator/ratelimiters}: every limit, with its methods, algorithm, numbers and the backend;</li>
+ * <li>{@code GET /actuator/ratelimiters}: every limit, with its methods, algorithm, numbers and the backend: those
+ * declared by {@code @RateLimit}, and those the application has used in code through the {@link RateLimiter} bean
+ * ({@code origin} {@code code}, seen since startup, see {@link LimitsInUse});</li>
  * <li>{@code GET /actuator/ratelimiters/{name}}: one limit (and the state of its shared key if it has no key
  * expression);</li>
  * <li>{@code GET /actuator/ratelimiters/{name}/{key}}: the live state of one key;</li>
@@ -47,6 +49,8 @@ import io.github.limiter.spring.retune.RateLimitRetuner;
  * </li>
  * <li>{@code DELETE /actuator/ratelimiters/{name}}: removes the runtime overrides of a limit.</li>
  * </ul>
+ * A limit used in code is read and reset as a declared one is; its numbers are set where it is built, so it is not
+ * retuned here.
  * The last three write: the endpoint is read-only by default, and writes are enabled with
  * {@code management.endpoint.ratelimiters.access=unrestricted}. Each limit shows where each of its settings comes
  * from: {@code runtime override 'max'}, {@code attribute 'max'}, {@code limiter.policies.api.max} or
@@ -76,19 +80,23 @@ public class RateLimitersEndpoint {
 
 	private final RateLimitRetuner retuner;
 
+	private final LimitsInUse inUse;
+
 	/**
 	 * Creates the endpoint.
 	 * @param source where limits are found
 	 * @param rateLimiter the rate limiter
 	 * @param backend the backend's name
 	 * @param retuner what applies runtime overrides, or {@code null} for none
+	 * @param inUse the limits the rate limiter has decided, or {@code null} to list only the declared ones
 	 */
 	public RateLimitersEndpoint(RateLimitOperationSource source, RateLimiter rateLimiter, String backend,
-			RateLimitRetuner retuner) {
+			RateLimitRetuner retuner, LimitsInUse inUse) {
 		this.source = source;
 		this.rateLimiter = rateLimiter;
 		this.backend = backend;
 		this.retuner = retuner;
+		this.inUse = inUse;
 	}
 
 	/**
@@ -110,7 +118,7 @@ public class RateLimitersEndpoint {
 	@ReadOperation
 	public LimitDescriptor limit(@Selector String name) {
 		LimitDescriptor descriptor = collect().get(name);
-		if (descriptor != null && descriptor.keyExpression().isEmpty()) {
+		if (descriptor != null && "".equals(descriptor.keyExpression())) {
 			try {
 				return descriptor.withState(state(descriptor.limit, ""));
 			}
@@ -267,10 +275,15 @@ public class RateLimitersEndpoint {
 			this.retuner.override(name, settings);
 		}
 		catch (IllegalArgumentException | IllegalStateException ex) {
+			LimitDescriptor inCode = collect().get(name);
+			String message = (inCode != null && inCode.getOrigin().equals(LimitDescriptor.CODE))
+					? "Limit '" + name + "' is used in code through the RateLimiter bean, not declared by @RateLimit: its"
+							+ " numbers are set where it is built, and have no runtime overrides"
+					: ex.getMessage();
 			// Spring Boot does not show the reason of a 400 by default: the operator finds it here.
 			logger.log(System.Logger.Level.WARNING, "Refused to retune limit '" + name + "' with " + settings + ": "
-					+ ex.getMessage());
-			throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+					+ message);
+			throw new InvalidEndpointRequestException(message, message);
 		}
 		catch (BackendException ex) {
 			return new WebEndpointResponse<>(Map.of("limit", name, "error", ex.getMessage()),
@@ -315,6 +328,7 @@ public class RateLimitersEndpoint {
 		return new KeyState(limit.name(), key, limit.capacity(), available, resetAfter, check.retryAfter().toMillis());
 	}
 
+	/** The declared limits, then those used in code under other names. */
 	private Map<String, LimitDescriptor> collect() {
 		Map<String, LimitDescriptor> limits = new LinkedHashMap<>();
 		for (RateLimitedMethod method : this.source.rateLimitedMethods()) {
@@ -323,6 +337,9 @@ public class RateLimitersEndpoint {
 					.methods()
 					.add(method.method().getDeclaringClass().getName() + "." + method.method().getName());
 			}
+		}
+		if (this.inUse != null) {
+			this.inUse.limits().forEach((name, limit) -> limits.putIfAbsent(name, new LimitDescriptor(limit, this.backend)));
 		}
 		return limits;
 	}
@@ -365,11 +382,19 @@ public class RateLimitersEndpoint {
 	}
 
 	/**
-	 * One limit, as declared.
+	 * One limit, as declared, or as last used in code.
 	 */
 	public static final class LimitDescriptor implements OperationResponseBody {
 
+		/** The origin of a limit declared by {@code @RateLimit}. */
+		static final String ANNOTATION = "annotation";
+
+		/** The origin of a limit used in code through the {@link RateLimiter} bean. */
+		static final String CODE = "code";
+
 		private final transient Limit limit;
+
+		private final String origin;
 
 		private final String name;
 
@@ -383,7 +408,7 @@ public class RateLimitersEndpoint {
 
 		private final String keyExpression;
 
-		private final long cost;
+		private final Long cost;
 
 		private final String policy;
 
@@ -400,13 +425,20 @@ public class RateLimitersEndpoint {
 		private final KeyState state;
 
 		LimitDescriptor(RateLimitOperation operation, String backend) {
-			this(operation.limit(), operation.keyExpression(), operation.cost(), operation.policy(),
+			this(ANNOTATION, operation.limit(), operation.keyExpression(), operation.cost(), operation.policy(),
 					operation.failurePolicy().name(), operation.shadow(), backend, operation.settingSources(),
 					new ArrayList<>(), null);
 		}
 
-		private LimitDescriptor(Limit limit, String keyExpression, long cost, String policy, String onFailure,
-				boolean shadow, String backend, Map<String, String> sources, List<String> methods, KeyState state) {
+		/** A limit used in code: its keys, cost and failure policy are the calls' own, and not known here. */
+		LimitDescriptor(Limit limit, String backend) {
+			this(CODE, limit, null, null, null, null, false, backend, Map.of(), List.of(), null);
+		}
+
+		private LimitDescriptor(String origin, Limit limit, String keyExpression, Long cost, String policy,
+				String onFailure, boolean shadow, String backend, Map<String, String> sources, List<String> methods,
+				KeyState state) {
+			this.origin = origin;
 			this.limit = limit;
 			this.name = limit.name();
 			this.algorithm = limit.algorithm().name();
@@ -425,12 +457,22 @@ public class RateLimitersEndpoint {
 		}
 
 		LimitDescriptor withState(KeyState state) {
-			return new LimitDescriptor(this.limit, this.keyExpression, this.cost, this.policy, this.onFailure, this.shadow,
-					this.backend, this.sources, this.methods, state);
+			return new LimitDescriptor(this.origin, this.limit, this.keyExpression, this.cost, this.policy,
+					this.onFailure, this.shadow, this.backend, this.sources, this.methods, state);
 		}
 
 		public String getName() {
 			return this.name;
+		}
+
+		/**
+		 * Where the limit comes from.
+		 * @return {@code annotation} for a limit declared by {@code @RateLimit}; {@code code} for one the application
+		 * has used through the {@link RateLimiter} bean, whose key expression, cost, policy and failure policy are
+		 * then absent (each call gives its own)
+		 */
+		public String getOrigin() {
+			return this.origin;
 		}
 
 		public String getAlgorithm() {
@@ -474,7 +516,7 @@ public class RateLimitersEndpoint {
 			return this.keyExpression;
 		}
 
-		public long getCost() {
+		public Long getCost() {
 			return this.cost;
 		}
 

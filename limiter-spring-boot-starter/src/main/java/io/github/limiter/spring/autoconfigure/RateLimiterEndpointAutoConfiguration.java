@@ -10,6 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 import io.github.limiter.RateLimiter;
+import io.github.limiter.spring.actuate.LimitsInUse;
 import io.github.limiter.spring.actuate.RateLimitersEndpoint;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
 import io.github.limiter.spring.retune.RateLimitRetuner;
@@ -27,9 +28,19 @@ public final class RateLimiterEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	RateLimitersEndpoint rateLimitersEndpoint(RateLimitOperationSource rateLimitOperationSource, RateLimiter rateLimiter,
-			ObjectProvider<RateLimitRetuner> retuner) {
+			ObjectProvider<RateLimitRetuner> retuner, ObjectProvider<LimitsInUse> inUse) {
 		return new RateLimitersEndpoint(rateLimitOperationSource, rateLimiter, BackendNames.of(rateLimiter.backend()),
-				retuner.getIfAvailable());
+				retuner.getIfAvailable(), inUse.getIfAvailable());
+	}
+
+	/**
+	 * Remembers the limits the auto-configured rate limiter decides, so that the endpoint also lists those used in
+	 * code (a listener of the {@code RateLimiter} bean, which takes every {@code RateLimiterListener} bean).
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	LimitsInUse rateLimiterLimitsInUse() {
+		return new LimitsInUse();
 	}
 
 }

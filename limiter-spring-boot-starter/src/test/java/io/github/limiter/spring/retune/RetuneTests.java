@@ -172,7 +172,7 @@ class RetuneTests {
 				.run(context -> {
 					RateLimitersEndpoint endpoint = new RateLimitersEndpoint(
 							context.getBean(RateLimitOperationSource.class), context.getBean(io.github.limiter.RateLimiter.class),
-							"redis", context.getBean(RateLimitRetuner.class));
+							"redis", context.getBean(RateLimitRetuner.class), null);
 					redis.freeze();
 					try {
 						org.springframework.boot.actuate.endpoint.web.WebEndpointResponse<Object> answer = endpoint
