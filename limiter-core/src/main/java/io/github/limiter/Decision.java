@@ -1,5 +1,7 @@
 package io.github.limiter;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -37,6 +39,20 @@ public final class Decision {
 	private final List<Decision> parts;
 
 	private final Origin origin;
+
+	/** Whether the permits of this decision were given back: a decision gives them back once. */
+	private volatile boolean givenBack;
+
+	private static final VarHandle GIVEN_BACK;
+
+	static {
+		try {
+			GIVEN_BACK = MethodHandles.lookup().findVarHandle(Decision.class, "givenBack", boolean.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
 
 	private Decision(String limitName, boolean allowed, long limit, long remaining, long retryAfterMicros,
 			long resetAfterMicros, long delayMicros, long timeMicros, String token, List<Decision> parts, Origin origin) {
@@ -136,6 +152,15 @@ public final class Decision {
 	}
 
 	/**
+	 * Claims this decision's permits for a refund: the first claim wins, so that refunding a decision twice (a retry,
+	 * a second code path) gives its permits back once.
+	 * @return {@code true} for the first claim
+	 */
+	boolean claimRefund() {
+		return GIVEN_BACK.compareAndSet(this, false, true);
+	}
+
+	/**
 	 * Who made this decision: the backend, or a failure policy while the backend was unavailable.
 	 * @return the origin
 	 */
@@ -168,7 +193,8 @@ public final class Decision {
 	}
 
 	/**
-	 * Permits left after this decision.
+	 * Permits left after this decision (after the call it admitted; for a {@link Operation#CHECK}, after the call it
+	 * would admit).
 	 * @return a number between 0 and {@link #limit()}
 	 */
 	public long remaining() {
@@ -192,8 +218,9 @@ public final class Decision {
 	}
 
 	/**
-	 * How long until the limit has its full capacity again, if no other call arrives.
-	 * @return zero when nothing is consumed
+	 * How long until the limit has its full capacity again, if no other call arrives (for a {@link Operation#CHECK},
+	 * after the call it would admit).
+	 * @return zero when the limit is full after this decision
 	 */
 	public Duration resetAfter() {
 		return Duration.ofNanos(this.resetAfterMicros * 1_000L);
@@ -201,7 +228,7 @@ public final class Decision {
 
 	/**
 	 * Same as {@link #resetAfter()}, in microseconds.
-	 * @return zero when nothing is consumed
+	 * @return zero when the limit is full after this decision
 	 */
 	public long resetAfterMicros() {
 		return this.resetAfterMicros;

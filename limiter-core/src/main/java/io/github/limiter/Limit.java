@@ -9,7 +9,7 @@ import io.github.limiter.algorithm.Algorithm;
  *
  * <p>Instances are immutable and validated when they are built, so a limit that exists is a limit that can be
  * enforced. Build them with the factories of the algorithm classes in {@link io.github.limiter.algorithm}, for example
- * {@code FixedWindow.of(100, Duration.ofMinutes(1))} or {@code TokenBucket.builder(...)}.
+ * {@code FixedWindow.of("orders", 100, Duration.ofMinutes(1))} or {@code TokenBucket.builder("api")...build()}.
  *
  * <p>The name identifies the limit in storage, metrics and logs; two limits with the same name and key share their
  * state, so give different rules different names.

@@ -12,7 +12,9 @@ public enum Operation {
 
 	/**
 	 * Only tell whether an {@link #ACQUIRE} of the same cost would be admitted; consume nothing. For example "is this
-	 * user over the failed-login limit?".
+	 * user over the failed-login limit?". The decision's figures are the acquire's: when it would be admitted,
+	 * {@link io.github.limiter.Decision#remaining()} and {@link io.github.limiter.Decision#resetAfter()} say what
+	 * would be left after it (a fresh key of 5 checks as 4 remaining), though nothing was taken.
 	 */
 	CHECK,
 

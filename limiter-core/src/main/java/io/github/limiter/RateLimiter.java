@@ -120,7 +120,8 @@ public final class RateLimiter {
 	 * @return {@code true} when the permits were taken
 	 */
 	public boolean tryAcquire(Limit limit, String key, long cost) {
-		LimitRequest request = new LimitRequest(limit.withMaxDelay(Duration.ZERO), key, cost);
+		LimitRequest request = new LimitRequest(Objects.requireNonNull(limit, "limit must not be null")
+			.withMaxDelay(Duration.ZERO), key, cost);
 		if (this.listeners.isEmpty()) {
 			return this.backend.tryAcquire(request);
 		}
@@ -298,21 +299,28 @@ public final class RateLimiter {
 	 * boolean failed = ...;                                     // run the attempt
 	 * if (!failed) limiter.refund(List.of(LimitRequest.of(failures, username)), attempt);
 	 * }</pre>
+	 * A decision gives its permits back once: a second refund of it does nothing, even when the first failed (a refund
+	 * that timed out may still land).
 	 * @param requests the requests of the acquire, in its order
 	 * @param acquired its decision, which must have been admitted
 	 * @throws io.github.limiter.spi.BackendException when the backend cannot take the permits back
+	 * @throws IllegalArgumentException when the decision was not admitted, or is not one of these requests
 	 */
 	public void refund(List<LimitRequest> requests, Decision acquired) {
-		RateLimiterBackend.join(this.backend.refundAsync(requests, acquired));
+		RateLimiterBackend.join(refundAsync(requests, acquired));
 	}
 
 	/**
-	 * Gives back the permits an admitted acquire took, without blocking (see {@link #refund}).
+	 * Gives back the permits an admitted acquire took, without blocking (see {@link #refund}); once per decision.
 	 * @param requests the requests of the acquire, in its order
 	 * @param acquired its decision, which must have been admitted
 	 * @return completes when the permits are back
 	 */
 	public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+		RateLimiterBackend.parts(requests, acquired);
+		if (!acquired.claimRefund()) {
+			return CompletableFuture.completedFuture(null);
+		}
 		return this.backend.refundAsync(requests, acquired);
 	}
 

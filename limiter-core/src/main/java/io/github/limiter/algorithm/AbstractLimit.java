@@ -180,6 +180,14 @@ public abstract class AbstractLimit<S> implements Limit {
 				throw new IllegalArgumentException(
 						"name must not contain braces, whitespace or control characters but was '" + name + "'");
 			}
+			// A lone surrogate has no UTF-8 form: names that differ only there would share their Redis keys.
+			if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				throw new IllegalArgumentException("name must be well-formed text but has a lone surrogate \\u"
+						+ Integer.toHexString(c).toUpperCase(java.util.Locale.ROOT) + " at index " + i);
+			}
 		}
 		return name;
 	}
@@ -237,6 +245,10 @@ public abstract class AbstractLimit<S> implements Limit {
 		long micros = duration.toNanos() / 1_000;
 		if (micros == 0) {
 			throw invalid(field + " must be at least one microsecond but was " + duration);
+		}
+		if (duration.getNano() % 1_000 != 0) {
+			// Dropping the rest would enforce another rate than the one asked for (1.5 us read as 1 us: 50% more).
+			throw invalid(field + " must be whole microseconds but was " + duration);
 		}
 		return micros;
 	}

@@ -43,6 +43,10 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 		if (burst < 0) {
 			throw invalid("burst must not be negative but was " + burst);
 		}
+		if (burst >= MAX_PERMITS) {
+			// The capacity is the burst and one: it stays within the permits that Redis Lua counts exactly.
+			throw invalid("burst must be at most " + (MAX_PERMITS - 1) + " but was " + burst);
+		}
 		if (delay < 0 || delay > burst) {
 			throw invalid("delay must be between 0 and the burst " + burst + " but was " + delay);
 		}
@@ -111,8 +115,11 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	 */
 	@Override
 	public LeakyBucket withMaxDelay(Duration maxDelay) {
-		if (maxDelay == null || maxDelay.isNegative()) {
-			throw new IllegalArgumentException("max delay must not be negative but was " + maxDelay);
+		if (maxDelay == null) {
+			throw invalid("max delay must be set (Duration.ZERO for none)");
+		}
+		if (maxDelay.isNegative()) {
+			throw invalid("max delay must not be negative but was " + maxDelay);
 		}
 		long micros = (maxDelay.compareTo(MAX_DURATION) > 0) ? MAX_DURATION.toNanos() / 1000 : maxDelay.toNanos() / 1000;
 		if (nodelay() || micros == this.maxDelayMicros) {

@@ -216,7 +216,8 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 
 		private final String name;
 
-		private long capacity;
+		/** The capacity set, or {@code null} for the tokens of one refill. */
+		private Long capacity;
 
 		private long refillTokens;
 
@@ -283,7 +284,7 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 			if (this.refillPeriod == null) {
 				throw new IllegalArgumentException("refill of token bucket '" + this.name + "' must be set");
 			}
-			long capacity = (this.capacity != 0) ? this.capacity : this.refillTokens;
+			long capacity = (this.capacity != null) ? this.capacity : this.refillTokens;
 			return new TokenBucket(this.name, capacity, this.refillTokens, this.refillPeriod, this.warmup, this.scope);
 		}
 

@@ -224,7 +224,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		// Until the backend first answered a decision, nothing says how long one takes (a probe runs other code and
 		// another script), and the first calls connect and load the script: they may take up to maxDeadline rather than
 		// be rejected by a floor meant for a warm backend.
-		long limit = this.decided ? this.deadline.nanos(start) : this.deadline.ceiling().toNanos();
+		boolean warm = this.decided;
+		long limit = warm ? this.deadline.nanos(start) : this.deadline.ceiling().toNanos();
 		CompletableFuture<Decision> call = call(() -> this.delegate.decideAsync(requests, operation), late -> {
 			if (operation.acquires()) {
 				this.late.giveBack(requests, late);
@@ -237,7 +238,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			if (failure == null) {
 				// A remembered rejection never left this JVM: it tells neither the backend's latency nor that it is alive.
 				if (decision.origin() != Decision.Origin.REMEMBERED) {
-					answered(start, System.nanoTime());
+					// A cold decision (connecting, loading the script, code run for the first time) says nothing of the
+					// latency to come: learnt from, it would hold the deadline at its ceiling for its whole window.
+					answered(start, System.nanoTime(), warm);
 					if (!this.decided) {
 						this.decided = true;
 					}
@@ -340,9 +343,14 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		probe("a decision got " + reason);
 	}
 
-	/** The backend answered a call sent at {@code start}: the deadline learns its latency. */
-	private void answered(long start, long end) {
-		this.deadline.record(end - start, end);
+	/**
+	 * The backend answered a call sent at {@code start}: it is alive, and the deadline learns the latency if it tells
+	 * one to expect.
+	 */
+	private void answered(long start, long end, boolean typical) {
+		if (typical) {
+			this.deadline.record(end - start, end);
+		}
 		// Written only when it moves by a millisecond, so that busy callers do not all write one field.
 		if (end - this.lastAnswerNanos > 1_000_000) {
 			this.lastAnswerNanos = end;
@@ -378,12 +386,18 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		catch (RuntimeException ex) {
 			answer = CompletableFuture.failedFuture(ex);
 		}
+		long timeout = probeTimeout().toNanos();
+		boolean warm = this.decided;
 		answer.whenComplete((count, failure) -> {
 			if (failure == null) {
-				answered(start, System.nanoTime());
+				// An answer later than the probe's own timeout measured a stall (a frozen backend, a stopped JVM), and
+				// one sent before any decision was answered a cold start: neither is the latency to come. Both show
+				// the backend alive without holding the deadline at its ceiling.
+				long end = System.nanoTime();
+				answered(start, end, warm && end - start <= timeout);
 			}
 		});
-		answer.copy().orTimeout(probeTimeout().toNanos(), TimeUnit.NANOSECONDS).whenComplete((count, failure) -> {
+		answer.copy().orTimeout(timeout, TimeUnit.NANOSECONDS).whenComplete((count, failure) -> {
 			long end = System.nanoTime();
 			Throwable cause = (failure != null) ? unwrap(failure) : null;
 			if (cause == null) {
@@ -537,7 +551,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				}
 				List<LimitRequest> shares = shares(requests);
 				if (shares == null) {
-					// A count per window smaller than the instances has no share that holds it: reject until Redis is back.
+					// A count per window smaller than the instances (or a call larger than its share) has no share that
+					// holds it: reject until Redis is back.
 					return reject(requests, nextProbeMicros(), now, Decision.Origin.LOCAL_FALLBACK);
 				}
 				Decision decision = this.local.decide(shares, operation);
@@ -577,16 +592,17 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	/**
 	 * The requests on this instance's local shares of their limits, or {@code null} when a limit has none (fewer
-	 * permits per window than instances).
+	 * permits per window than instances) or a call costs more than its share holds: charging it the share's capacity
+	 * would let the instances together admit more than the limit.
 	 */
 	private List<LimitRequest> shares(List<LimitRequest> requests) {
 		List<LimitRequest> shares = new ArrayList<>(requests.size());
 		for (LimitRequest request : requests) {
 			Limit share = share(request.limit());
-			if (share == null) {
+			if (share == null || request.cost() > share.capacity()) {
 				return null;
 			}
-			shares.add(new LimitRequest(share, request.key(), Math.min(request.cost(), share.capacity())));
+			shares.add(new LimitRequest(share, request.key(), request.cost()));
 		}
 		return shares;
 	}
@@ -614,10 +630,26 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			if (this.shares.size() >= MAX_SHARES) {
 				this.shares.clear();
 			}
-			share = new Share(instances, known.divisibleAmong(instances) ? known.dividedBy(instances) : null);
+			share = new Share(instances, known.divisibleAmong(instances) ? dividedOrNone(known, instances) : null);
 			this.shares.put(limit, share);
 		}
 		return share.limit;
+	}
+
+	/**
+	 * A limit divided among the instances, or none when its share cannot be a limit (a yearly bucket among a dozen
+	 * instances refills once in more than ten years): its calls are then rejected until the backend is back, as those
+	 * of a window smaller than the instances are. Said once per limit and count, as shares are kept.
+	 */
+	private static Limit dividedOrNone(AbstractLimit<?> limit, int instances) {
+		try {
+			return limit.dividedBy(instances);
+		}
+		catch (IllegalArgumentException ex) {
+			logger.log(Level.WARNING, "Rate limit '" + limit.name() + "' has no local share among " + instances
+					+ " instances (" + ex.getMessage() + "): while the backend is down, its calls are rejected");
+			return null;
+		}
 	}
 
 	private static Decision combine(List<LimitRequest> requests, Function<LimitRequest, Decision> each,

@@ -57,6 +57,41 @@ class LimitValidationTests {
 	}
 
 	@Test
+	void durationsMustBeWholeMicroseconds() {
+		// 1.5 us read as 1 us would enforce half as much again as the rate asked for.
+		assertThatIllegalArgumentException().isThrownBy(() -> TokenBucket.of("a", 1, Duration.ofNanos(1500)))
+			.withMessage("token bucket 'a': refill period must be whole microseconds but was PT0.0000015S");
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, Duration.ofMillis(1).plusNanos(1)))
+			.withMessage("fixed window 'a': window must be whole microseconds but was PT0.001000001S");
+		assertThat(TokenBucket.of("a", 1, Duration.ofNanos(2000)).refillPeriod()).isEqualTo(Duration.ofNanos(2000));
+	}
+
+	@Test
+	void aBucketsCapacityAndBurstAreChecked() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> TokenBucket.builder("a").capacity(0).refill(5, Duration.ofSeconds(1)).build())
+			.withMessage("token bucket 'a': capacity must be positive but was 0");
+		assertThat(TokenBucket.builder("a").refill(5, Duration.ofSeconds(1)).build().capacity()).as("one refill")
+			.isEqualTo(5);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LeakyBucket.nodelay("lb", 1, Duration.ofSeconds(1), Long.MAX_VALUE))
+			.withMessage("leaky bucket 'lb': burst must be at most 999999999999999 but was 9223372036854775807");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LeakyBucket.queueing("lb", 1, Duration.ofSeconds(1), 2).withMaxDelay(null))
+			.withMessage("leaky bucket 'lb': max delay must be set (Duration.ZERO for none)");
+	}
+
+	@Test
+	void aNameWithALoneSurrogateIsRefused() {
+		// Its UTF-8 form would be '?': "quota\uD800" and "quota\uD801" would share their Redis keys.
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("quota\uD800", 1, Duration.ofSeconds(1)))
+			.withMessage("name must be well-formed text but has a lone surrogate \\uD800 at index 5");
+		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("\uDC00quota", 1, Duration.ofSeconds(1)))
+			.withMessage("name must be well-formed text but has a lone surrogate \\uDC00 at index 0");
+		assertThat(FixedWindow.of("quota-\uD83D\uDE00", 1, Duration.ofSeconds(1)).name()).isEqualTo("quota-\uD83D\uDE00");
+	}
+
+	@Test
 	void windowMustBePositiveAndBounded() {
 		assertThatIllegalArgumentException().isThrownBy(() -> FixedWindow.of("a", 1, Duration.ZERO))
 			.withMessage("fixed window 'a': window must be positive but was PT0S");

@@ -343,6 +343,25 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aDecisionGivesItsPermitsBackOnceHoweverOftenItIsRefunded() {
+		// A review refunded one of three calls three times: a window of 3 then admitted 3 more calls, a bucket 2.
+		for (Limit limit : List.of(FixedWindow.of("refund-once-fw", 3, Duration.ofMinutes(10)),
+				SlidingWindowCounter.of("refund-once-sc", 3, Duration.ofMinutes(10)),
+				TokenBucket.of("refund-once-tb", 3, 3, Duration.ofMinutes(10)),
+				SlidingWindowLog.of("refund-once-log", 3, Duration.ofMinutes(10)))) {
+			List<LimitRequest> request = List.of(LimitRequest.of(limit, "k"));
+			Decision first = this.limiter.acquire(limit, "k");
+			this.limiter.acquire(limit, "k");
+			this.limiter.acquire(limit, "k");
+			this.limiter.refund(request, first);
+			this.limiter.refund(request, first);
+			this.limiter.refundAsync(request, first).toCompletableFuture().join();
+			assertThat(this.limiter.acquire(limit, "k").allowed()).as(limit.name()).isTrue();
+			assertThat(this.limiter.acquire(limit, "k").allowed()).as(limit.name() + ": one call given back").isFalse();
+		}
+	}
+
+	@Test
 	void aWarmingBucketGivesBackTheStablePriceAndKeepsTheColdSurcharge() {
 		// Cold, the first permit costs 1.5 intervals: a second one does not fit a capacity of 2.
 		Limit limit = TokenBucket.builder("refund-warming").capacity(2).refill(1, Duration.ofMinutes(1))

@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The first decision of a JVM runs code and loads scripts that nothing ran before: it may take up to the max deadline,
- * even when a heartbeat has already found the backend quick to answer a probe.
+ * even when a heartbeat has already found the backend quick to answer a probe. Neither it nor a probe answered after
+ * its own timeout (a stall) teaches the deadline the latency to come.
  */
 class ColdStartDeadlineTests {
 
@@ -38,6 +39,58 @@ class ColdStartDeadlineTests {
 			});
 		}
 
+	}
+
+	@Test
+	void aColdFirstDecisionLeavesTheDeadlineAtItsFloor() throws Exception {
+		GuardedBackend guarded = GuardedBackend.builder(new ColdBackend(new AtomicBoolean(true)))
+			.deadline(Duration.ofMillis(50))
+			.maxDeadline(Duration.ofSeconds(5))
+			.build();
+		try {
+			Decision first = guarded.decide(List.of(LimitRequest.of(LIMIT, "k")), Operation.ACQUIRE);
+			assertThat(first.origin()).isEqualTo(Decision.Origin.BACKEND);
+			guarded.decide(List.of(LimitRequest.of(LIMIT, "k")), Operation.ACQUIRE);
+			// Learnt from, the cold 300 ms would have set the deadline to 900 ms for ten seconds.
+			assertThat(guarded.stats().deadline()).isEqualTo(Duration.ofMillis(50));
+		}
+		finally {
+			guarded.close();
+		}
+	}
+
+	@Test
+	void aProbeAnsweredAfterItsTimeoutLeavesTheDeadlineAtItsFloor() throws Exception {
+		AtomicBoolean stalled = new AtomicBoolean();
+		CompletableFuture<Void> lateAnswer = new CompletableFuture<>();
+		StubBackend backend = new StubBackend(requests -> {
+			Decision decision = Decision.of(requests.get(0).limit().name(), true, 10, 9, 0, 0, 0, 0, null);
+			if (!requests.get(0).limit().name().equals(LIMIT.name()) && stalled.getAndSet(false)) {
+				// One probe is answered 900 ms late, as by a backend frozen for that long.
+				return CompletableFuture.supplyAsync(() -> decision,
+						CompletableFuture.delayedExecutor(900, TimeUnit.MILLISECONDS))
+					.whenComplete((answer, failure) -> lateAnswer.complete(null));
+			}
+			return CompletableFuture.completedFuture(decision);
+		}) {
+		};
+		GuardedBackend guarded = GuardedBackend.builder(backend)
+			.deadline(Duration.ofMillis(50))
+			.maxDeadline(Duration.ofMillis(300))
+			.heartbeat(Duration.ofMillis(50))
+			.build();
+		try {
+			guarded.decide(List.of(LimitRequest.of(LIMIT, "k")), Operation.ACQUIRE);
+			stalled.set(true);
+			lateAnswer.get(10, TimeUnit.SECONDS);
+			Thread.sleep(100);
+			// Learnt from, the 900 ms would have held the deadline at its 300 ms ceiling for ten seconds.
+			assertThat(guarded.stats().deadline()).isEqualTo(Duration.ofMillis(50));
+			assertThat(guarded.breaker().state()).isEqualTo(CircuitBreaker.State.CLOSED);
+		}
+		finally {
+			guarded.close();
+		}
 	}
 
 	@Test
