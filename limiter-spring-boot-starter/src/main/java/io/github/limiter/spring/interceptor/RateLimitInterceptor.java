@@ -293,30 +293,56 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Decides whether a call may proceed: reserve (the limits that count only failures), acquire (with waiting),
+	 * Decides whether a call may proceed: acquire (with waiting), reserve (the limits that count only failures),
 	 * shadow. Never blocks when the backend answers asynchronously, and composes no stage for an answer that is
 	 * already there.
 	 * <p>A limit that counts only failures takes its permit before the call, as any limit does, and gives it back
 	 * after the call unless the call failed: so calls running at once cannot all pass a check that none of them has
-	 * yet failed (twelve concurrent wrong passwords against a limit of three failures a minute). Its admission is
-	 * told to the metrics only once the call has passed the other limits too: a call they reject takes nothing from
-	 * it (what it reserved goes back) and counts nothing for it, as in one decision over several limits.
+	 * yet failed (twelve concurrent wrong passwords against a limit of three failures a minute). It is asked only once
+	 * the call has passed the other limits: a call they reject never touches it, so that a client over its own limit
+	 * (a flood of wrong passwords past its per-IP limit) holds no permit of the user it names, and costs that user's
+	 * key nothing. When it rejects, what the other limits admitted goes back, as in one decision over several limits.
 	 * @param call the call
 	 * @return the admission
 	 */
 	CompletableFuture<Admission> admit(Call call) {
 		RateLimiter limiter = this.rateLimiter.get();
-		if (call.checked.isEmpty()) {
-			return acquire(limiter, call, null);
+		CompletableFuture<Admission> admitted;
+		try {
+			admitted = call.checked.isEmpty() ? enforce(limiter, call, true)
+					: then(enforce(limiter, call, false), admission -> (admission.rejecting() != null)
+							? CompletableFuture.completedFuture(admission) : reserve(limiter, call, admission));
 		}
+		catch (RuntimeException ex) {
+			admitted = CompletableFuture.failedFuture(ex);
+		}
+		if (admitted.isDone() && !admitted.isCompletedExceptionally()) {
+			return admitted;
+		}
+		// The call will not run: what it was admitted with and what it reserved go back, unless a cancel already gave
+		// them back (each taken once).
+		return admitted.whenComplete((admission, failure) -> {
+			if (failure != null) {
+				giveBackAdmission(call, "though it failed to be admitted");
+				Decision taken = RESERVED.getAndSet(call, null);
+				if (taken != null) {
+					giveBack(call, call.checked, taken, "though it failed to be admitted");
+				}
+			}
+		});
+	}
+
+	/**
+	 * The failure-counting limits' reservation, for a call the enforced limits admitted; when it is refused, what they
+	 * admitted goes back.
+	 */
+	private CompletableFuture<Admission> reserve(RateLimiter limiter, Call call, Admission enforced) {
 		// Recorded by a stage of its own: one composed after it never runs once its caller gave up (cancelled it), and
 		// the reservation must still be found to be given back.
-		long start = System.nanoTime();
-		CompletableFuture<Decision> recorded = limiter.decideAsync(call.checked, Operation.ACQUIRE, false)
+		CompletableFuture<Decision> recorded = limiter.decideAsync(call.checked, Operation.ACQUIRE)
 			.toCompletableFuture()
 			.thenApply(reserved -> {
 				if (reserved.allowed()) {
-					call.reservedNanos = System.nanoTime() - start;
 					call.reserved = reserved;
 					if (call.cancelled) {
 						cancelled(call);
@@ -324,52 +350,41 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				}
 				return reserved;
 			});
-		return then(recorded, reserved -> reserved.allowed() ? acquire(limiter, call, reserved)
-				: CompletableFuture.completedFuture(new Admission(null, reserved, call.checked, 0)));
-	}
-
-	private CompletableFuture<Admission> acquire(RateLimiter limiter, Call call, Decision reserved) {
-		CompletableFuture<Admission> admitted;
-		try {
-			admitted = enforce(limiter, call, reserved);
-		}
-		catch (RuntimeException ex) {
-			admitted = CompletableFuture.failedFuture(ex);
-		}
-		if (reserved == null && admitted.isDone() && !admitted.isCompletedExceptionally()) {
-			return admitted;
-		}
-		// The call will not run: what it was admitted with and what it reserved go back, unless a cancel already gave
-		// them back (each taken once). It will: the reservation is told to the metrics.
-		return admitted.whenComplete((admission, failure) -> {
-			if (failure != null) {
-				giveBackAdmission(call);
+		return then(recorded, reserved -> {
+			if (!reserved.allowed()) {
+				giveBackAdmission(call, "though another of its limits rejected it");
+				return CompletableFuture.completedFuture(new Admission(null, reserved, call.checked, 0));
 			}
-			if (reserved == null) {
-				return;
+			if (enforced.decision() == null) {
+				return shadow(limiter, call, new Admission(reserved, null, call.checked, 0));
 			}
-			if (failure != null || admission.rejection() != null) {
-				Decision taken = RESERVED.getAndSet(call, null);
-				if (taken != null) {
-					giveBack(call, call.checked, taken);
-				}
+			if (call.maxWait.isZero()) {
+				limiter.told(call.enforced, Operation.ACQUIRE, enforced.decision(), call.enforcedNanos);
 			}
-			else {
-				limiter.told(call.checked, Operation.ACQUIRE, reserved, call.reservedNanos);
-			}
+			return shadow(limiter, call, enforced);
 		});
 	}
 
-	/** The enforced limits' admission (waiting up to {@code maxWait}), then the shadow limits'. */
-	private CompletableFuture<Admission> enforce(RateLimiter limiter, Call call, Decision reserved) {
+	/**
+	 * The enforced limits' admission (waiting up to {@code maxWait}), then, when asked and admitted, the shadow
+	 * limits'.
+	 */
+	private CompletableFuture<Admission> enforce(RateLimiter limiter, Call call, boolean shadowed) {
 		if (call.enforced.isEmpty()) {
-			Admission admission = (reserved != null) ? new Admission(reserved, null, call.checked, 0)
-					: new Admission(null, null, List.of(), 0);
-			return shadow(limiter, call, admission);
+			Admission none = new Admission(null, null, List.of(), 0);
+			return shadowed ? shadow(limiter, call, none) : CompletableFuture.completedFuture(none);
 		}
 		CompletionStage<Decision> acquired;
 		if (call.maxWait.isZero()) {
-			acquired = limiter.decideAsync(call.enforced, Operation.ACQUIRE);
+			// Before the failure-counting limits, an admission is told once they admit too: a limit counts nothing
+			// for a call another one rejected, as in one decision over several limits. (A call that waits for its
+			// permit tells each of its attempts.)
+			long start = System.nanoTime();
+			acquired = shadowed ? limiter.decideAsync(call.enforced, Operation.ACQUIRE)
+					: limiter.decideAsync(call.enforced, Operation.ACQUIRE, false).thenApply(decision -> {
+						call.enforcedNanos = System.nanoTime() - start;
+						return decision;
+					});
 		}
 		else {
 			// A cancel stops the wait; an admission that comes after it is given back by the limiter.
@@ -381,10 +396,12 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		// runs once its caller gave up (cancelled it), and an admission that came meanwhile must still be found to be
 		// given back. An answer already there composes nothing.
 		CompletableFuture<Decision> decided = acquired.toCompletableFuture();
-		return (decided.isDone() && !decided.isCompletedExceptionally())
-				? shadowIfAdmitted(limiter, call, hold(call, decided.join()))
-				: decided.thenApply(acquire -> hold(call, acquire))
-					.thenCompose(admission -> shadowIfAdmitted(limiter, call, admission));
+		if (decided.isDone() && !decided.isCompletedExceptionally()) {
+			Admission admission = hold(call, decided.join());
+			return shadowed ? shadowIfAdmitted(limiter, call, admission) : CompletableFuture.completedFuture(admission);
+		}
+		CompletableFuture<Admission> held = decided.thenApply(acquire -> hold(call, acquire));
+		return shadowed ? held.thenCompose(admission -> shadowIfAdmitted(limiter, call, admission)) : held;
 	}
 
 	/**
@@ -487,12 +504,16 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 * gave up while it waited for its turn).
 	 */
 	private void giveBackAdmission(Call call) {
-		giveBack(call, ADMITTED.getAndSet(call, null));
+		giveBackAdmission(call, "though it was cancelled before it ran");
 	}
 
-	private void giveBack(Call call, Admission admission) {
+	private void giveBackAdmission(Call call, String why) {
+		giveBack(call, ADMITTED.getAndSet(call, null), why);
+	}
+
+	private void giveBack(Call call, Admission admission, String why) {
 		if (admission != null) {
-			giveBack(call, admission.requests(), admission.decision(), "though it was cancelled before it ran");
+			giveBack(call, admission.requests(), admission.decision(), why);
 		}
 	}
 
@@ -510,7 +531,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		if (!call.cancelled) {
 			return true;
 		}
-		giveBack(call, taken);
+		giveBack(call, taken, "though it was cancelled before it ran");
 		settleSafely(call, null, null, false, true);
 		return false;
 	}
@@ -632,8 +653,11 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		/** What the failure-counting limits reserved for this call, once admitted; settled (and cleared) after it. */
 		volatile Decision reserved;
 
-		/** How long the reservation took to decide, told to the metrics once the call passed the other limits. */
-		volatile long reservedNanos;
+		/**
+		 * How long the enforced limits took to decide, when their admission is told to the metrics only once the
+		 * call's failure-counting limits admitted it too.
+		 */
+		volatile long enforcedNanos;
 
 		/** Whether the call was cancelled (a reactive subscriber gave up): a reservation decided after it goes back. */
 		volatile boolean cancelled;

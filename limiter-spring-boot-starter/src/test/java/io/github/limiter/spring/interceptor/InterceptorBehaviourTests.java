@@ -19,6 +19,7 @@ import io.github.limiter.RateLimitExceededException;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.testsupport.LocalDecorator;
 import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.limiter.spring.autoconfigure.RateLimiterMetricsAutoConfiguration;
 
@@ -139,6 +140,65 @@ class InterceptorBehaviourTests {
 				.get("guarded-failures")
 				.limit();
 			assertThat(limiter.check(failures, "dave").remaining()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void aCallTheOtherLimitsRejectNeverAsksTheLimitCountingFailures() {
+		// A client over its own limit, naming a victim: its calls must hold none of the victim's failure permits (the
+		// review's flood past its per-IP limit put alice behind a captcha 16 times in 20), nor cost her key a call.
+		java.util.List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+		LocalDecorator watched = new LocalDecorator() {
+			@Override
+			public CompletionStage<io.github.limiter.Decision> decideAsync(java.util.List<io.github.limiter.LimitRequest> requests,
+					io.github.limiter.Operation operation) {
+				requests.forEach(request -> asked.add(request.limit().name() + ":" + request.key()));
+				return super.decideAsync(requests, operation);
+			}
+		};
+		this.runner.withBean(RateLimiter.class, () -> RateLimiter.of(watched)).run(context -> {
+			Service service = context.getBean(Service.class);
+			for (int i = 0; i < 3; i++) {
+				assertThatExceptionOfType(IllegalArgumentException.class)
+					.isThrownBy(() -> service.guardedLogin("mallory", "wrong"));
+			}
+			asked.clear();
+			for (int i = 0; i < 20; i++) {
+				assertThatExceptionOfType(RateLimitExceededException.class)
+					.isThrownBy(() -> service.guardedLogin("alice", "wrong"))
+					.satisfies(ex -> assertThat(ex.getDecision().limitName()).isEqualTo("login-per-address"));
+			}
+			assertThat(asked).hasSize(20).allMatch(decided -> decided.startsWith("login-per-address:"));
+		});
+	}
+
+	@Test
+	void whenTheLimitCountingFailuresRejectsWhatTheOthersAdmittedGoesBack() {
+		this.runner.run(context -> {
+			Service service = context.getBean(Service.class);
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			RateLimiter limiter = context.getBean(RateLimiter.class);
+			java.util.Map<String, RateLimitOperation> limits = AnnotationRateLimitOperationSource
+				.byLimit(context.getBean(RateLimitOperationSource.class).rateLimitedMethods());
+			Limit perAddress = limits.get("login-per-address").limit();
+			// Three failures per minute for erin, her address allowing three calls: the address is then used up too.
+			for (int i = 0; i < 3; i++) {
+				assertThatExceptionOfType(IllegalArgumentException.class)
+					.isThrownBy(() -> service.guardedLogin("erin", "wrong"));
+			}
+			limiter.reset(perAddress, "");
+			// erin's failures reject her fourth call: the address's permit it took goes back, and counts nothing.
+			assertThatExceptionOfType(RateLimitExceededException.class)
+				.isThrownBy(() -> service.guardedLogin("erin", "wrong"))
+				.satisfies(ex -> assertThat(ex.getDecision().limitName()).isEqualTo("guarded-failures"));
+			assertThat(limiter.check(perAddress, "").remaining()).as("3 left: the check's own call aside, 2").isEqualTo(2);
+			assertThat(registry.get("limiter.decisions").tag("limit", "login-per-address").tag("operation", "acquire")
+				.tag("outcome", "allowed")
+				.counter()
+				.count()).as("the three calls that ran").isEqualTo(3);
+			assertThat(registry.get("limiter.decisions").tag("limit", "guarded-failures").tag("outcome", "blocked")
+				.counter()
+				.count()).isEqualTo(1);
 		});
 	}
 
