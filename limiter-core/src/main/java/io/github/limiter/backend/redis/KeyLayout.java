@@ -23,7 +23,7 @@ import io.github.limiter.spi.InstanceIdentity;
 public final class KeyLayout {
 
 	/** Longest key material stored as is. */
-	static final int MAX_PLAIN_LENGTH = 64;
+	public static final int MAX_PLAIN_LENGTH = 64;
 
 	private final String prefix;
 
@@ -83,7 +83,13 @@ public final class KeyLayout {
 		return algorithm.code();
 	}
 
-	static String material(String key) {
+	/**
+	 * The key as stored: as it is when short and printable ASCII, else {@code ~} and its SHA-256 (a key given as it is
+	 * never starts with {@code ~}, so that no key can be chosen to equal another's digest).
+	 * @param key the key
+	 * @return at most {@value #MAX_PLAIN_LENGTH} characters
+	 */
+	public static String material(String key) {
 		if (key.length() <= MAX_PLAIN_LENGTH && isPrintableAscii(key)) {
 			return key;
 		}

@@ -38,6 +38,43 @@ class LocalBackendTests {
 	}
 
 	@Test
+	void longKeysAreKeptAsDigestsSoTheBoundOnKeysBoundsMemory() {
+		// A review's flood of new 4,000-character keys on a weekly limit kept 3.6 KB per key, and ran a 192 MB heap
+		// out before half the default bound. Kept as digests, 20,000 of them hold a few MB.
+		LocalBackend backend = LocalBackend.create();
+		RateLimiter limiter = RateLimiter.of(backend);
+		Limit weekly = SlidingWindowLog.of("long-keys", 3, Duration.ofDays(7));
+		String filler = "k".repeat(4000);
+		long before = usedAfterGc();
+		for (int i = 0; i < 20_000; i++) {
+			assertThat(limiter.acquire(weekly, filler + i).allowed()).isTrue();
+		}
+		long retained = usedAfterGc() - before;
+		assertThat(backend.size()).isEqualTo(20_000);
+		assertThat(retained).as("bytes retained by 20,000 keys of 4,000 characters").isLessThan(40L << 20);
+	}
+
+	@Test
+	void aLongKeyAndAKeyEqualToItsDigestAreDistinct() {
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create());
+		Limit once = FixedWindow.of("digests", 1, Duration.ofMinutes(1));
+		String victim = "v".repeat(100);
+		assertThat(limiter.acquire(once, victim).allowed()).isTrue();
+		assertThat(limiter.acquire(once, io.github.limiter.backend.redis.KeyLayout.material(victim)).allowed())
+			.as("a key chosen to equal the victim's digest is a key of its own").isTrue();
+		assertThat(limiter.acquire(once, victim + "!").allowed()).as("another long key").isTrue();
+		assertThat(limiter.acquire(once, victim).allowed()).isFalse();
+	}
+
+	private static long usedAfterGc() {
+		Runtime runtime = Runtime.getRuntime();
+		for (int i = 0; i < 3; i++) {
+			System.gc();
+		}
+		return runtime.totalMemory() - runtime.freeMemory();
+	}
+
+	@Test
 	void aFloodOfNewKeysDoesNotResetAVictimsFailureCount() {
 		// The attack: three failed logins lock the victim out; the attacker floods the backend with new keys, a full
 		// bound at a time, and tries the victim's password again, hoping the flood pushed the count out.
