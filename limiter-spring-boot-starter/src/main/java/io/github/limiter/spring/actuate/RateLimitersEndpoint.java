@@ -28,6 +28,7 @@ import io.github.limiter.RateLimiter;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spi.BackendException;
+import io.github.limiter.spi.OccasionalWarning;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.interceptor.RateLimitOperation;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
@@ -81,6 +82,8 @@ public class RateLimitersEndpoint {
 	private final RateLimitRetuner retuner;
 
 	private final LimitsInUse inUse;
+
+	private final OccasionalWarning unavailable = new OccasionalWarning(RateLimitersEndpoint.class);
 
 	/**
 	 * Creates the endpoint.
@@ -172,13 +175,32 @@ public class RateLimitersEndpoint {
 		return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NO_CONTENT);
 	}
 
-	/** A 503 for a key the store could not read or reset in time, said in the log as the operator's answer. */
-	private static WebEndpointResponse<Object> unavailable(String name, String key, BackendException ex,
-			String aftermath) {
+	/**
+	 * A 503 for a key the store could not read or reset in time, said in the log as the operator's answer: at most
+	 * every 10 s (reads repeated during an outage would log one line each), the key's control characters escaped (a
+	 * key is whatever the request's path held).
+	 */
+	private WebEndpointResponse<Object> unavailable(String name, String key, BackendException ex, String aftermath) {
 		String error = ex.getMessage() + ((ex.getCause() != null) ? ": " + ex.getCause() : "") + aftermath;
-		logger.log(System.Logger.Level.WARNING, "Rate limit '" + name + "', key '" + key + "': " + error);
+		this.unavailable.warn(() -> "Rate limit '" + loggable(name) + "', key '" + loggable(key) + "': " + loggable(error));
 		return new WebEndpointResponse<>(Map.of("limit", name, "key", key, "error", error),
 				WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+	}
+
+	/** Text from a request, for a log line: control characters escaped, at most 256 characters. */
+	static String loggable(String text) {
+		StringBuilder line = new StringBuilder(Math.min(text.length(), 256) + 8);
+		int i = 0;
+		for (; i < text.length() && line.length() < 256; i++) {
+			char c = text.charAt(i);
+			if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
+				line.append(String.format("\\u%04x", (int) c));
+			}
+			else {
+				line.append(c);
+			}
+		}
+		return (i < text.length()) ? line.append("...").toString() : line.toString();
 	}
 
 	/** A request for a key given in the path: one the limiter refuses (too long) is a 400, not a 500. */
@@ -226,7 +248,7 @@ public class RateLimitersEndpoint {
 			String message = "Give at least one of " + List.of(names) + " to override (other fields are not read); DELETE "
 					+ "/actuator/ratelimiters/" + name + " removes the overrides";
 			// Spring Boot does not show the reason of a 400 by default: the operator finds it here.
-			logger.log(System.Logger.Level.WARNING, "Refused to retune limit '" + name + "': " + message);
+			logger.log(System.Logger.Level.WARNING, "Refused to retune limit '" + loggable(name) + "': " + loggable(message));
 			throw new InvalidEndpointRequestException(message, message);
 		}
 		return override(name, settings);
@@ -281,8 +303,8 @@ public class RateLimitersEndpoint {
 							+ " numbers are set where it is built, and have no runtime overrides"
 					: ex.getMessage();
 			// Spring Boot does not show the reason of a 400 by default: the operator finds it here.
-			logger.log(System.Logger.Level.WARNING, "Refused to retune limit '" + name + "' with " + settings + ": "
-					+ message);
+			logger.log(System.Logger.Level.WARNING, "Refused to retune limit '" + loggable(name) + "' with "
+					+ loggable(settings.toString()) + ": " + loggable(message));
 			throw new InvalidEndpointRequestException(message, message);
 		}
 		catch (BackendException ex) {

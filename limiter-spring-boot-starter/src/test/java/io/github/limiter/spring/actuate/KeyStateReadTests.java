@@ -42,6 +42,52 @@ class KeyStateReadTests {
 			});
 	}
 
+	@Test
+	void aKeyThatCannotBeReadIsLoggedOnceOnOneLine() {
+		// The endpoint logs through System.Logger, which is java.util.logging here: its records are read there.
+		java.util.logging.Logger log = java.util.logging.Logger.getLogger(RateLimitersEndpoint.class.getName());
+		java.util.List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+		java.util.logging.Handler handler = new java.util.logging.Handler() {
+
+			@Override
+			public void publish(java.util.logging.LogRecord record) {
+				if (record.getLevel() == java.util.logging.Level.WARNING) {
+					warnings.add(record.getMessage());
+				}
+			}
+
+			@Override
+			public void flush() {
+			}
+
+			@Override
+			public void close() {
+			}
+
+		};
+		log.addHandler(handler);
+		try {
+			new ApplicationContextRunner()
+				.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class,
+						RateLimiterEndpointAutoConfiguration.class))
+				.withBean(RateLimiter.class, () -> RateLimiter.of(new Stuck()))
+				.withBean(Api.class)
+				.withPropertyValues("limiter.backend=local", "management.endpoints.web.exposure.include=ratelimiters")
+				.run(context -> {
+					RateLimitersEndpoint endpoint = context.getBean(RateLimitersEndpoint.class);
+					// A key from the request's path, forging a log line of its own (the review's %0A).
+					String forged = "bob\n2026-11-25T12:00:00.000Z  INFO 1 --- admin logged in";
+					assertThat(endpoint.key("api", forged).getStatus()).isEqualTo(503);
+					assertThat(endpoint.key("api", forged).getStatus()).isEqualTo(503);
+				});
+		}
+		finally {
+			log.removeHandler(handler);
+		}
+		assertThat(warnings).as("one line for two reads within 10 s").hasSize(1);
+		assertThat(warnings.get(0)).doesNotContain("\n").contains("bob\\u000a2026-11-25");
+	}
+
 	/** A store that blocks its caller and answers nothing for 20 s. */
 	static final class Stuck extends StubBackend {
 
