@@ -1,5 +1,6 @@
 package io.github.limiter.spring.actuate;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -12,6 +13,7 @@ import io.github.limiter.RateLimiter;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.limiter.spring.autoconfigure.RateLimiterEndpointAutoConfiguration;
+import io.github.limiter.testsupport.LoggedWarnings;
 import io.github.limiter.testsupport.StubBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,67 +24,40 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class KeyStateReadTests {
 
+	/** The endpoint over a store that does not answer. */
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class,
+				RateLimiterEndpointAutoConfiguration.class))
+		.withBean(RateLimiter.class, () -> RateLimiter.of(new Stuck()))
+		.withBean(Api.class)
+		.withPropertyValues("limiter.backend=local", "management.endpoints.web.exposure.include=ratelimiters");
+
 	@Test
 	void aBlockingStoreThatDoesNotAnswerIsA503WithinTheBound() {
-		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class,
-					RateLimiterEndpointAutoConfiguration.class))
-			.withBean(RateLimiter.class, () -> RateLimiter.of(new Stuck()))
-			.withBean(Api.class)
-			.withPropertyValues("limiter.backend=local", "management.endpoints.web.exposure.include=ratelimiters")
-			.run(context -> {
-				RateLimitersEndpoint endpoint = context.getBean(RateLimitersEndpoint.class);
-				long start = System.nanoTime();
-				WebEndpointResponse<Object> response = endpoint.key("api", "alice");
-				long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-				assertThat(response.getStatus()).isEqualTo(503);
-				assertThat(response.getBody().toString()).contains("no answer within 2000 ms");
-				// Bounded by the read's 2 s, not by the store's 20 s (generous for a loaded machine).
-				assertThat(millis).isLessThan(10_000);
-			});
+		this.runner.run(context -> {
+			RateLimitersEndpoint endpoint = context.getBean(RateLimitersEndpoint.class);
+			long start = System.nanoTime();
+			WebEndpointResponse<Object> response = endpoint.key("api", "alice");
+			long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+			assertThat(response.getStatus()).isEqualTo(503);
+			assertThat(response.getBody().toString()).contains("no answer within 2000 ms");
+			// Bounded by the read's 2 s, not by the store's 20 s (generous for a loaded machine).
+			assertThat(millis).isLessThan(10_000);
+		});
 	}
 
 	@Test
 	void aKeyThatCannotBeReadIsLoggedOnceOnOneLine() {
-		// The endpoint logs through System.Logger, which is java.util.logging here: its records are read there.
-		java.util.logging.Logger log = java.util.logging.Logger.getLogger(RateLimitersEndpoint.class.getName());
-		java.util.List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
-		java.util.logging.Handler handler = new java.util.logging.Handler() {
-
-			@Override
-			public void publish(java.util.logging.LogRecord record) {
-				if (record.getLevel() == java.util.logging.Level.WARNING) {
-					warnings.add(record.getMessage());
-				}
-			}
-
-			@Override
-			public void flush() {
-			}
-
-			@Override
-			public void close() {
-			}
-
-		};
-		log.addHandler(handler);
-		try {
-			new ApplicationContextRunner()
-				.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class,
-						RateLimiterEndpointAutoConfiguration.class))
-				.withBean(RateLimiter.class, () -> RateLimiter.of(new Stuck()))
-				.withBean(Api.class)
-				.withPropertyValues("limiter.backend=local", "management.endpoints.web.exposure.include=ratelimiters")
-				.run(context -> {
-					RateLimitersEndpoint endpoint = context.getBean(RateLimitersEndpoint.class);
-					// A key from the request's path, forging a log line of its own (the review's %0A).
-					String forged = "bob\n2026-11-25T12:00:00.000Z  INFO 1 --- admin logged in";
-					assertThat(endpoint.key("api", forged).getStatus()).isEqualTo(503);
-					assertThat(endpoint.key("api", forged).getStatus()).isEqualTo(503);
-				});
-		}
-		finally {
-			log.removeHandler(handler);
+		List<String> warnings;
+		try (LoggedWarnings logged = LoggedWarnings.of(RateLimitersEndpoint.class)) {
+			this.runner.run(context -> {
+				RateLimitersEndpoint endpoint = context.getBean(RateLimitersEndpoint.class);
+				// A key from the request's path, forging a log line of its own (the review's %0A).
+				String forged = "bob\n2026-11-25T12:00:00.000Z  INFO 1 --- admin logged in";
+				assertThat(endpoint.key("api", forged).getStatus()).isEqualTo(503);
+				assertThat(endpoint.key("api", forged).getStatus()).isEqualTo(503);
+			});
+			warnings = logged.messages();
 		}
 		assertThat(warnings).as("one line for two reads within 10 s").hasSize(1);
 		assertThat(warnings.get(0)).doesNotContain("\n").contains("bob\\u000a2026-11-25");

@@ -1,10 +1,6 @@
 package io.github.limiter.spring.interceptor;
 
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -13,6 +9,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import io.github.limiter.RateLimitExceededException;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.limiter.testsupport.LoggedWarnings;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -98,29 +95,8 @@ class KeyValueTests {
 
 	@Test
 	void aKeyPrintedByItsIdentityIsSaid() {
-		// The interceptor logs through System.Logger, which is java.util.logging here: its records are read there.
-		java.util.logging.Logger log = java.util.logging.Logger.getLogger(RateLimitInterceptor.class.getName());
-		List<String> warnings = new CopyOnWriteArrayList<>();
-		Handler handler = new Handler() {
-
-			@Override
-			public void publish(LogRecord record) {
-				if (record.getLevel() == Level.WARNING) {
-					warnings.add(record.getMessage());
-				}
-			}
-
-			@Override
-			public void flush() {
-			}
-
-			@Override
-			public void close() {
-			}
-
-		};
-		log.addHandler(handler);
-		try {
+		List<String> warnings;
+		try (LoggedWarnings logged = LoggedWarnings.of(RateLimitInterceptor.class)) {
 			this.runner.run(context -> {
 				Api api = context.getBean(Api.class);
 				api.order(new Order());
@@ -134,9 +110,7 @@ class KeyValueTests {
 				// Called off any request (as an @Async method runs): #ip is empty, and that is said.
 				api.byIp();
 			});
-		}
-		finally {
-			log.removeHandler(handler);
+			warnings = logged.messages();
 		}
 		assertThat(warnings).hasSize(5);
 		assertThat(warnings.get(0)).contains("evaluates to a " + Order.class.getName()
