@@ -161,6 +161,12 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	 */
 	private volatile boolean decided;
 
+	/**
+	 * Whether the deadline has learnt from an answer that tells the latency to come (a warm decision, or a warm probe
+	 * answered in its time): until then a decision may take up to maxDeadline, as the cold ones do.
+	 */
+	private volatile boolean learnt;
+
 	/** Monotonic time of the backend's last answer to anything (a decision, a probe, a late probe). */
 	private volatile long lastAnswerNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
 
@@ -223,9 +229,11 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		long start = System.nanoTime();
 		// Until the backend first answered a decision, nothing says how long one takes (a probe runs other code and
 		// another script), and the first calls connect and load the script: they may take up to maxDeadline rather than
-		// be rejected by a floor meant for a warm backend.
+		// be rejected by a floor meant for a warm backend. The cold answers are not learnt from, so that the calls after
+		// them may take maxDeadline too, until one answer says how long a warm one takes (a slow Redis is learnt from
+		// its first warm answer, not from rejections at the floor).
 		boolean warm = this.decided;
-		long limit = warm ? this.deadline.nanos(start) : this.deadline.ceiling().toNanos();
+		long limit = this.learnt ? this.deadline.nanos(start) : this.deadline.ceiling().toNanos();
 		CompletableFuture<Decision> call = call(() -> this.delegate.decideAsync(requests, operation), late -> {
 			if (operation.acquires()) {
 				this.late.giveBack(requests, late);
@@ -350,6 +358,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private void answered(long start, long end, boolean typical) {
 		if (typical) {
 			this.deadline.record(end - start, end);
+			if (!this.learnt) {
+				this.learnt = true;
+			}
 		}
 		// Written only when it moves by a millisecond, so that busy callers do not all write one field.
 		if (end - this.lastAnswerNanos > 1_000_000) {

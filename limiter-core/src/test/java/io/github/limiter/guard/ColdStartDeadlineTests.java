@@ -60,6 +60,31 @@ class ColdStartDeadlineTests {
 	}
 
 	@Test
+	void aSlowBackendIsLearntFromItsFirstWarmAnswerNotFromRejections() throws Exception {
+		// Every decision takes 200 ms: the cold first one is not learnt from, so the second may take maxDeadline too.
+		StubBackend slow = new StubBackend(requests -> CompletableFuture.supplyAsync(
+				() -> Decision.of(requests.get(0).limit().name(), true, 10, 9, 0, 0, 0, 0, null),
+				CompletableFuture.delayedExecutor(200, TimeUnit.MILLISECONDS))) {
+		};
+		GuardedBackend guarded = GuardedBackend.builder(slow)
+			.deadline(Duration.ofMillis(50))
+			.maxDeadline(Duration.ofSeconds(5))
+			.build();
+		try {
+			for (int i = 0; i < 3; i++) {
+				assertThat(guarded.decide(List.of(LimitRequest.of(LIMIT, "k")), Operation.ACQUIRE).origin())
+					.as("decision %d", i)
+					.isEqualTo(Decision.Origin.BACKEND);
+			}
+			assertThat(guarded.stats().deadline()).as("three times the warm answers' 200 ms")
+				.isGreaterThanOrEqualTo(Duration.ofMillis(600));
+		}
+		finally {
+			guarded.close();
+		}
+	}
+
+	@Test
 	void aProbeAnsweredAfterItsTimeoutLeavesTheDeadlineAtItsFloor() throws Exception {
 		AtomicBoolean stalled = new AtomicBoolean();
 		CompletableFuture<Void> lateAnswer = new CompletableFuture<>();
