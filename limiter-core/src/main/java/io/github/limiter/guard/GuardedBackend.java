@@ -560,7 +560,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 					// Not an outage: the backend may yet decide this call, so a local admission could be a second one.
 					return reject(requests, this.deadline.floor().toNanos() / 1000, now, Decision.Origin.UNDECIDED);
 				}
-				List<LimitRequest> shares = shares(requests);
+				List<LimitRequest> shares = shares(requests, false);
 				if (shares == null) {
 					// A count per window smaller than the instances (or a call larger than its share) has no share that
 					// holds it: reject until Redis is back.
@@ -604,16 +604,17 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	/**
 	 * The requests on this instance's local shares of their limits, or {@code null} when a limit has none (fewer
 	 * permits per window than instances) or a call costs more than its share holds: charging it the share's capacity
-	 * would let the instances together admit more than the limit.
+	 * would let the instances together admit more than the limit. For a refund, whose share may have shrunk since the
+	 * call was admitted (more instances counted), the cost is what the share can hold now.
 	 */
-	private List<LimitRequest> shares(List<LimitRequest> requests) {
+	private List<LimitRequest> shares(List<LimitRequest> requests, boolean refund) {
 		List<LimitRequest> shares = new ArrayList<>(requests.size());
 		for (LimitRequest request : requests) {
 			Limit share = share(request.limit());
-			if (share == null || request.cost() > share.capacity()) {
+			if (share == null || (request.cost() > share.capacity() && !refund)) {
 				return null;
 			}
-			shares.add(new LimitRequest(share, request.key(), request.cost()));
+			shares.add(new LimitRequest(share, request.key(), Math.min(request.cost(), share.capacity())));
 		}
 		return shares;
 	}
@@ -711,7 +712,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 					});
 			}
 			case LOCAL_FALLBACK: {
-				List<LimitRequest> shares = shares(requests);
+				List<LimitRequest> shares = shares(requests, true);
 				return (shares != null) ? this.local.refundAsync(shares, acquired) : CompletableFuture.completedFuture(null);
 			}
 			default:

@@ -310,7 +310,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		CompletableFuture<Admission> admitted;
 		try {
 			admitted = call.checked.isEmpty() ? enforce(limiter, call, true)
-					: then(enforce(limiter, call, false), admission -> (admission.rejecting() != null)
+					: then(enforce(limiter, call, false), admission -> (admission.rejecting() != null || call.cancelled)
 							? CompletableFuture.completedFuture(admission) : reserve(limiter, call, admission));
 		}
 		catch (RuntimeException ex) {
@@ -339,10 +339,12 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	private CompletableFuture<Admission> reserve(RateLimiter limiter, Call call, Admission enforced) {
 		// Recorded by a stage of its own: one composed after it never runs once its caller gave up (cancelled it), and
 		// the reservation must still be found to be given back.
-		CompletableFuture<Decision> recorded = limiter.decideAsync(call.checked, Operation.ACQUIRE)
+		long start = System.nanoTime();
+		CompletableFuture<Decision> recorded = limiter.decideAsync(call.checked, Operation.ACQUIRE, false)
 			.toCompletableFuture()
 			.thenApply(reserved -> {
 				if (reserved.allowed()) {
+					call.reservedNanos = System.nanoTime() - start;
 					call.reserved = reserved;
 					if (call.cancelled) {
 						cancelled(call);
@@ -351,10 +353,16 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				return reserved;
 			});
 		return then(recorded, reserved -> {
+			if (call.cancelled) {
+				// Whoever waited is gone: what was taken went back with the cancel, and nothing more is asked or told.
+				return CompletableFuture.completedFuture(enforced);
+			}
 			if (!reserved.allowed()) {
 				giveBackAdmission(call, "though another of its limits rejected it");
 				return CompletableFuture.completedFuture(new Admission(null, reserved, call.checked, 0));
 			}
+			// Both admissions stand: they are told to the metrics now, not for a call cancelled or rejected before.
+			limiter.told(call.checked, Operation.ACQUIRE, reserved, call.reservedNanos);
 			if (enforced.decision() == null) {
 				return shadow(limiter, call, new Admission(reserved, null, call.checked, 0));
 			}
@@ -425,7 +433,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	private CompletableFuture<Admission> shadow(RateLimiter limiter, Call call, Admission admission) {
-		if (call.shadow.isEmpty()) {
+		if (call.shadow.isEmpty() || call.cancelled) {
 			return CompletableFuture.completedFuture(admission);
 		}
 		return then(limiter.decideAsync(call.shadow, Operation.SHADOW), shadow -> {
@@ -658,6 +666,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		 * call's failure-counting limits admitted it too.
 		 */
 		volatile long enforcedNanos;
+
+		/** How long the reservation took to decide, told to the metrics once the call stands admitted. */
+		volatile long reservedNanos;
 
 		/** Whether the call was cancelled (a reactive subscriber gave up): a reservation decided after it goes back. */
 		volatile boolean cancelled;

@@ -233,11 +233,11 @@ class InterceptorBehaviourTests {
 	}
 
 	@Test
-	void aReactiveCallCancelledWhileWaitingForItsTurnGivesItsReservationBack() {
+	void aReactiveCallCancelledWhileWaitingForItsTurnTakesNothingFromItsFailureLimit() {
 		this.runner.run(context -> {
 			Service service = context.getBean(Service.class);
 			assertThat(service.reactiveLogin("erin").block()).isEqualTo("ok");
-			// The second call reserves its failure, then waits for the rate: the subscriber gives up meanwhile.
+			// The second call waits for the rate before its failure limit is asked: the subscriber gives up meanwhile.
 			StepVerifier.create(service.reactiveLogin("erin").timeout(java.time.Duration.ofMillis(100)))
 				.expectError(java.util.concurrent.TimeoutException.class)
 				.verify();
@@ -245,6 +245,67 @@ class InterceptorBehaviourTests {
 			// Nothing failed: the one failure a minute is still there once the rate allows another call.
 			assertThat(service.reactiveLogin("erin").block(java.time.Duration.ofSeconds(10))).isEqualTo("ok");
 		});
+	}
+
+	@Test
+	void aReactiveCallCancelledWhileItsOtherLimitsDecideAsksNothingMoreAndTakesNothing() {
+		// Every decision answers 300 ms late; the subscriber gives up after 100 ms, while the enforced limit decides.
+		assertCancelledCallTakesNothing(name -> true);
+	}
+
+	@Test
+	void aReactiveCallCancelledWhileItsFailureLimitDecidesGivesItsReservationBack() {
+		// Only the failure limit answers late: the subscriber gives up while its reservation is on its way.
+		assertCancelledCallTakesNothing(name -> name.equals("mono-failures"));
+	}
+
+	private void assertCancelledCallTakesNothing(java.util.function.Predicate<String> late) {
+		java.util.List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+		java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
+		LocalDecorator slow = new LocalDecorator() {
+			@Override
+			public CompletionStage<io.github.limiter.Decision> decideAsync(java.util.List<io.github.limiter.LimitRequest> requests,
+					io.github.limiter.Operation operation) {
+				String name = requests.get(0).limit().name();
+				if (cancelled.get()) {
+					asked.add(name);
+				}
+				CompletionStage<io.github.limiter.Decision> decided = super.decideAsync(requests, operation);
+				return late.test(name) ? decided.toCompletableFuture()
+					.thenApplyAsync(decision -> decision,
+							CompletableFuture.delayedExecutor(300, java.util.concurrent.TimeUnit.MILLISECONDS))
+						: decided;
+			}
+		};
+		this.runner.withBean(io.github.limiter.spi.RateLimiterBackend.class, () -> slow)
+			.withPropertyValues("limiter.failure.deadline=1s", "limiter.failure.max-deadline=2s")
+			.run(context -> {
+				Service service = context.getBean(Service.class);
+				StepVerifier.create(service.guardedMono("gina").timeout(java.time.Duration.ofMillis(100))
+					.doOnError(ex -> cancelled.set(true)))
+					.expectError(java.util.concurrent.TimeoutException.class)
+					.verify();
+				Thread.sleep(1_000);
+				assertThat(service.reactiveRuns()).as("the cancelled call never ran").isZero();
+				assertThat(asked).as("asked after the cancel").doesNotContain("mono-shadow");
+				if (late.test("mono-rate")) {
+					assertThat(asked).doesNotContain("mono-failures");
+				}
+				java.util.Map<String, RateLimitOperation> limits = AnnotationRateLimitOperationSource
+					.byLimit(context.getBean(RateLimitOperationSource.class).rateLimitedMethods());
+				RateLimiter limiter = context.getBean(RateLimiter.class);
+				// A check answers what would remain after one more call: a key untouched by the call shows capacity - 1.
+				assertThat(limiter.check(limits.get("mono-rate").limit(), "").remaining()).isEqualTo(4);
+				assertThat(limiter.check(limits.get("mono-failures").limit(), "gina").remaining()).isEqualTo(2);
+				assertThat(limiter.check(limits.get("mono-shadow").limit(), "").remaining()).isEqualTo(4);
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				for (String limit : java.util.List.of("mono-rate", "mono-failures", "mono-shadow")) {
+					assertThat(registry.find("limiter.decisions").tag("limit", limit).tag("operation", "acquire")
+						.tag("outcome", "allowed")
+						.counter())
+						.as(limit + " counts nothing for a call that never ran").isNull();
+				}
+			});
 	}
 
 	@Test
@@ -512,6 +573,17 @@ class InterceptorBehaviourTests {
 				recordOn = IllegalArgumentException.class)
 		public Mono<String> slowReactiveLogin(String user) {
 			return Mono.delay(java.time.Duration.ofSeconds(2)).then(Mono.error(new IllegalArgumentException("bad")));
+		}
+
+		@RateLimit(name = "mono-failures", key = "#user", max = "3", window = "1m",
+				recordOn = IllegalArgumentException.class)
+		@RateLimit(name = "mono-rate", max = "5", window = "1m")
+		@RateLimit(name = "mono-shadow", max = "5", window = "1m", shadow = "true")
+		public Mono<String> guardedMono(String user) {
+			return Mono.fromCallable(() -> {
+				this.reactiveRuns.incrementAndGet();
+				return "ok";
+			});
 		}
 
 		@RateLimit(name = "reactive-failures", key = "#user", max = "1", window = "1m",
