@@ -59,6 +59,12 @@ public class RateLimiterProperties {
 	private EmptyKey emptyKey = EmptyKey.SHARED;
 
 	/**
+	 * Bits of a client's IPv6 address that '#ip' keeps, 1 to 128: by default 64, the network one host is given and
+	 * whose every address it may use (a limit per address would be no limit). IPv4 addresses are kept whole.
+	 */
+	private int ipv6PrefixLength = 64;
+
+	/**
 	 * Settings for every limit, used where neither the annotation nor its policy sets them.
 	 */
 	private final Policy defaults = new Policy();
@@ -134,6 +140,18 @@ public class RateLimiterProperties {
 
 	public EmptyKey getEmptyKey() {
 		return this.emptyKey;
+	}
+
+	public int getIpv6PrefixLength() {
+		return this.ipv6PrefixLength;
+	}
+
+	public void setIpv6PrefixLength(int ipv6PrefixLength) {
+		if (ipv6PrefixLength < 1 || ipv6PrefixLength > 128) {
+			throw new IllegalArgumentException("Invalid limiter.ipv6-prefix-length = '" + ipv6PrefixLength
+					+ "': must be between 1 and 128 (64 keys a client by its host's network, 128 by its address)");
+		}
+		this.ipv6PrefixLength = ipv6PrefixLength;
 	}
 
 	public void setEmptyKey(EmptyKey emptyKey) {

@@ -794,7 +794,8 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			if (this.context == null) {
 				this.context = new RateLimitEvaluationContext(
 						new RateLimitExpressionRootObject(this.limited.method(), this.args, this.target, this.targetClass),
-						this.limited.parameterNames(), this.args, this.caller);
+						this.limited.parameterNames(), this.args, this.caller,
+						RateLimitInterceptor.this.properties.getIpv6PrefixLength());
 				if (beanResolver != null) {
 					this.context.setBeanResolver(beanResolver);
 				}

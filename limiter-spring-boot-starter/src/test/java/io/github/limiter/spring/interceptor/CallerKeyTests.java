@@ -88,6 +88,52 @@ class CallerKeyTests {
 	}
 
 	@Test
+	void anIpv6ClientIsKeyedByItsNetworkWhateverTheNotation() {
+		// One host is given a /64 and may use any address in it: keyed per address, it would have 2^64 buckets.
+		this.runner.run(context -> {
+			Api api = context.getBean(Api.class);
+			request("2001:db8:1:2::1", "acme");
+			api.perIp();
+			request("2001:db8:1:2:aaaa:bbbb:cccc:dddd", "acme");
+			assertThatExceptionOfType(RateLimitExceededException.class).as("another address of the same /64")
+				.isThrownBy(api::perIp);
+			request("2001:DB8:1:2:0:0:0:ffff%eth0", "acme");
+			assertThatExceptionOfType(RateLimitExceededException.class).as("another notation of the same network")
+				.isThrownBy(api::perIp);
+			request("2001:db8:1:3::1", "acme");
+			api.perIp();
+			// A servlet container writes the loopback in full, a reactive server compressed: one client either way.
+			request("0:0:0:0:0:0:0:1", "acme");
+			api.perIp();
+			request("::1", "acme");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(api::perIp);
+			// An IPv4 client reaching a dual-stack socket is its IPv4 address.
+			request("192.0.2.7", "acme");
+			api.perIp();
+			request("::ffff:192.0.2.7", "acme");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(api::perIp);
+		});
+	}
+
+	@Test
+	void theIpv6NetworkLengthIsASetting() {
+		this.runner.withPropertyValues("limiter.ipv6-prefix-length=128").run(context -> {
+			Api api = context.getBean(Api.class);
+			request("2001:db8:1:2::1", "acme");
+			api.perIp();
+			request("2001:db8:1:2::2", "acme");
+			api.perIp();
+			request("2001:db8:1:2:0::1", "acme");
+			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(api::perIp);
+		});
+		this.runner.withPropertyValues("limiter.ipv6-prefix-length=129").run(context -> assertThat(context)
+			.getFailure()
+			.rootCause()
+			.hasMessage("Invalid limiter.ipv6-prefix-length = '129': must be between 1 and 128 (64 keys a client by its"
+					+ " host's network, 128 by its address)"));
+	}
+
+	@Test
 	void headersOnAdmittedResponsesCanBeSwitchedOff() {
 		this.runner.withPropertyValues("limiter.headers.enabled=false").run(context -> {
 			MockHttpServletResponse response = request("10.0.0.1", "acme", "perTenant");
