@@ -59,8 +59,9 @@ public class RateLimiterProperties {
 	private EmptyKey emptyKey = EmptyKey.SHARED;
 
 	/**
-	 * Bits of a client's IPv6 address that '#ip' keeps, 1 to 128: by default 64, the network one host is given and
-	 * whose every address it may use (a limit per address would be no limit). IPv4 addresses are kept whole.
+	 * Bits of a client's IPv6 address that a limit keyed by '#ip' keeps, 1 to 128: by default 64, the network one host
+	 * is given and whose every address it may use (a limit per address would be no limit). IPv4 addresses are kept
+	 * whole; conditions and compound keys see the address as the server wrote it.
 	 */
 	private int ipv6PrefixLength = 64;
 

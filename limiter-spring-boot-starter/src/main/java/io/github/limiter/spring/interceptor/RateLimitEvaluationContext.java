@@ -3,12 +3,11 @@ package io.github.limiter.spring.interceptor;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 
 import io.github.limiter.spring.web.Caller;
-import io.github.limiter.spring.web.ClientAddress;
 
 /**
  * The context of one key expression evaluation: the method arguments by name ({@code #userId}) and position
- * ({@code #p0}, {@code #a0}), and {@code #ip} (an IPv6 client by its network, see {@link ClientAddress}),
- * {@code #request} and {@code #principal}, each looked up only when an expression asks for it.
+ * ({@code #p0}, {@code #a0}), and {@code #ip}, {@code #request} and {@code #principal}, each looked up only when an
+ * expression asks for it.
  */
 final class RateLimitEvaluationContext extends StandardEvaluationContext {
 
@@ -18,15 +17,12 @@ final class RateLimitEvaluationContext extends StandardEvaluationContext {
 
 	private final Caller caller;
 
-	private final int ipv6PrefixLength;
-
 	RateLimitEvaluationContext(RateLimitExpressionRootObject root, String[] parameterNames, Object[] arguments,
-			Caller caller, int ipv6PrefixLength) {
+			Caller caller) {
 		super(root);
 		this.parameterNames = parameterNames;
 		this.arguments = arguments;
 		this.caller = caller;
-		this.ipv6PrefixLength = ipv6PrefixLength;
 	}
 
 	@Override
@@ -47,7 +43,7 @@ final class RateLimitEvaluationContext extends StandardEvaluationContext {
 			return (index < this.arguments.length) ? this.arguments[index] : null;
 		}
 		return switch (name) {
-			case "ip" -> ClientAddress.key(this.caller.ip(), this.ipv6PrefixLength);
+			case "ip" -> this.caller.ip();
 			case "request" -> this.caller.request();
 			case "principal" -> this.caller.principal();
 			default -> null;

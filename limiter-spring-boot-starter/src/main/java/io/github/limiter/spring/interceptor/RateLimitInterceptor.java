@@ -30,6 +30,7 @@ import io.github.limiter.RateLimiter;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 import io.github.limiter.spring.web.Caller;
+import io.github.limiter.spring.web.ClientAddress;
 import io.github.limiter.backend.local.LocalBackend;
 
 /**
@@ -766,7 +767,10 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				}
 				return "";
 			}
-			return key;
+			// A key of the client's address alone keys an IPv6 client by its network, in one notation (expressions and
+			// conditions that read #ip otherwise see the address as the server wrote it).
+			return operation.keyExpression().equals("#ip")
+					? ClientAddress.key(key, RateLimitInterceptor.this.properties.getIpv6PrefixLength()) : key;
 		}
 
 		/** The text of a key's value ({@link KeyText}); a value printed by its identity is said, at most every 10 s. */
@@ -794,8 +798,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			if (this.context == null) {
 				this.context = new RateLimitEvaluationContext(
 						new RateLimitExpressionRootObject(this.limited.method(), this.args, this.target, this.targetClass),
-						this.limited.parameterNames(), this.args, this.caller,
-						RateLimitInterceptor.this.properties.getIpv6PrefixLength());
+						this.limited.parameterNames(), this.args, this.caller);
 				if (beanResolver != null) {
 					this.context.setBeanResolver(beanResolver);
 				}

@@ -1,12 +1,14 @@
 package io.github.limiter.spring.web;
 
 /**
- * The key {@code #ip} gives a client address: an IPv4 address as it is; an IPv6 address as its network of
- * {@code prefixLength} bits in RFC 5952 text ({@code 2001:db8:1:2::/64}), since one IPv6 host is given a whole /64 and
- * may use any address in it (a limit per address would be a limit per call); an IPv4 address mapped into IPv6
- * ({@code ::ffff:192.0.2.1}) as the IPv4 address. The same address gives the same key whatever its notation (a
- * servlet container's {@code 0:0:0:0:0:0:0:1}, a reactive server's {@code ::1}, a zone suffix). Text that is no IPv6
- * literal (a host name a proxy header gave) is returned as it is. Nothing is ever resolved.
+ * The key of a client address, for a limit keyed by {@code #ip}: an IPv4 address as it is; an IPv6 address as its
+ * network of {@code prefixLength} bits in RFC 5952 text ({@code 2001:db8:1:2::/64}), since one IPv6 host is given a
+ * whole /64 and may use any address in it (a limit per address would be a limit per call); an IPv4 address carried
+ * in IPv6, mapped ({@code ::ffff:192.0.2.1}) or translated by NAT64's well-known prefix ({@code 64:ff9b::192.0.2.1}),
+ * as the IPv4 address (behind NAT64 every IPv4 client would otherwise share one /64). The same address gives the same
+ * key whatever its notation (a servlet container's {@code 0:0:0:0:0:0:0:1}, a reactive server's {@code ::1}, a zone
+ * suffix). Text that is no IPv6 literal (a host name a proxy header gave) is returned as it is. Only ASCII digits
+ * count, and nothing is ever resolved.
  */
 public final class ClientAddress {
 
@@ -30,8 +32,11 @@ public final class ClientAddress {
 		if (groups == null) {
 			return address;
 		}
-		if (groups[0] == 0 && groups[1] == 0 && groups[2] == 0 && groups[3] == 0 && groups[4] == 0
-				&& groups[5] == 0xffff) {
+		boolean mapped = groups[0] == 0 && groups[1] == 0 && groups[2] == 0 && groups[3] == 0 && groups[4] == 0
+				&& groups[5] == 0xffff;
+		boolean translated = groups[0] == 0x64 && groups[1] == 0xff9b && groups[2] == 0 && groups[3] == 0
+				&& groups[4] == 0 && groups[5] == 0;
+		if (mapped || translated) {
 			return (groups[6] >>> 8) + "." + (groups[6] & 0xff) + "." + (groups[7] >>> 8) + "." + (groups[7] & 0xff);
 		}
 		for (int i = 0; i < 8; i++) {
@@ -95,7 +100,7 @@ public final class ClientAddress {
 			}
 			int value = 0;
 			for (int j = 0; j < part.length(); j++) {
-				int digit = Character.digit(part.charAt(j), 16);
+				int digit = hex(part.charAt(j));
 				if (digit < 0) {
 					return null;
 				}
@@ -106,7 +111,18 @@ public final class ClientAddress {
 		return groups;
 	}
 
-	/** The four bytes of dotted-decimal IPv4 text, or {@code null}. */
+	/** The value of an ASCII hex digit, or -1. */
+	private static int hex(char c) {
+		if (c >= '0' && c <= '9') {
+			return c - '0';
+		}
+		if (c >= 'a' && c <= 'f') {
+			return c - 'a' + 10;
+		}
+		return (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+	}
+
+	/** The four bytes of dotted-decimal IPv4 text (ASCII digits, no leading zeros), or {@code null}. */
 	private static int[] ipv4(String text) {
 		String[] parts = text.split("\\.", -1);
 		if (parts.length != 4) {
@@ -114,13 +130,22 @@ public final class ClientAddress {
 		}
 		int[] bytes = new int[4];
 		for (int i = 0; i < 4; i++) {
-			if (parts[i].isEmpty() || parts[i].length() > 3 || !parts[i].chars().allMatch(Character::isDigit)) {
+			String part = parts[i];
+			if (part.isEmpty() || part.length() > 3 || (part.length() > 1 && part.charAt(0) == '0')) {
 				return null;
 			}
-			bytes[i] = Integer.parseInt(parts[i]);
-			if (bytes[i] > 255) {
+			int value = 0;
+			for (int j = 0; j < part.length(); j++) {
+				char c = part.charAt(j);
+				if (c < '0' || c > '9') {
+					return null;
+				}
+				value = value * 10 + (c - '0');
+			}
+			if (value > 255) {
 				return null;
 			}
+			bytes[i] = value;
 		}
 		return bytes;
 	}
