@@ -60,6 +60,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Decision> RESERVED =
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Decision.class, "reserved");
 
+	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Decision> SHADOWED =
+			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Decision.class, "shadowed");
+
 	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Admission> ADMITTED =
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Admission.class, "admitted");
 
@@ -310,9 +313,13 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		RateLimiter limiter = this.rateLimiter.get();
 		CompletableFuture<Admission> admitted;
 		try {
-			admitted = call.checked.isEmpty() ? enforce(limiter, call, true)
-					: then(enforce(limiter, call, false), admission -> (admission.rejecting() != null || call.cancelled)
-							? CompletableFuture.completedFuture(admission) : reserve(limiter, call, admission));
+			admitted = then(enforce(limiter, call), enforced -> {
+				if (enforced.rejecting() != null || call.cancelled) {
+					return CompletableFuture.completedFuture(enforced);
+				}
+				return call.checked.isEmpty() ? then(shadow(limiter, call, enforced), done -> told(limiter, call, enforced,
+						null, done)) : reserve(limiter, call, enforced);
+			});
 		}
 		catch (RuntimeException ex) {
 			admitted = CompletableFuture.failedFuture(ex);
@@ -362,38 +369,45 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				giveBackAdmission(call, "though another of its limits rejected it");
 				return CompletableFuture.completedFuture(new Admission(null, reserved, call.checked, 0));
 			}
-			// Both admissions stand: they are told to the metrics now, not for a call cancelled or rejected before.
-			limiter.told(call.checked, Operation.ACQUIRE, reserved, call.reservedNanos);
-			if (enforced.decision() == null) {
-				return shadow(limiter, call, new Admission(reserved, null, call.checked, 0));
-			}
-			if (call.maxWait.isZero()) {
-				limiter.told(call.enforced, Operation.ACQUIRE, enforced.decision(), call.enforcedNanos);
-			}
-			return shadow(limiter, call, enforced);
+			Admission admission = (enforced.decision() != null) ? enforced
+					: new Admission(reserved, null, call.checked, 0);
+			return then(shadow(limiter, call, admission), done -> told(limiter, call, enforced, reserved, done));
 		});
 	}
 
 	/**
-	 * The enforced limits' admission (waiting up to {@code maxWait}), then, when asked and admitted, the shadow
-	 * limits'.
+	 * Tells the metrics of the admissions held back until the call stood admitted by every limit, shadow limits
+	 * included: a limit counts nothing for a call another one rejected, nor for one cancelled meanwhile, as in one
+	 * decision over several limits. (A call that waits for its permit tells each of its attempts.)
 	 */
-	private CompletableFuture<Admission> enforce(RateLimiter limiter, Call call, boolean shadowed) {
+	private CompletableFuture<Admission> told(RateLimiter limiter, Call call, Admission enforced, Decision reserved,
+			Admission admission) {
+		if (!call.cancelled) {
+			if (reserved != null) {
+				limiter.told(call.checked, Operation.ACQUIRE, reserved, call.reservedNanos);
+			}
+			if (call.tellsLater() && enforced.decision() != null) {
+				limiter.told(call.enforced, Operation.ACQUIRE, enforced.decision(), call.enforcedNanos);
+			}
+		}
+		return CompletableFuture.completedFuture(admission);
+	}
+
+	/** The enforced limits' admission, waiting up to {@code maxWait}. */
+	private CompletableFuture<Admission> enforce(RateLimiter limiter, Call call) {
 		if (call.enforced.isEmpty()) {
-			Admission none = new Admission(null, null, List.of(), 0);
-			return shadowed ? shadow(limiter, call, none) : CompletableFuture.completedFuture(none);
+			return CompletableFuture.completedFuture(new Admission(null, null, List.of(), 0));
 		}
 		CompletionStage<Decision> acquired;
-		if (call.maxWait.isZero()) {
-			// Before the failure-counting limits, an admission is told once they admit too: a limit counts nothing
-			// for a call another one rejected, as in one decision over several limits. (A call that waits for its
-			// permit tells each of its attempts.)
+		if (call.tellsLater()) {
 			long start = System.nanoTime();
-			acquired = shadowed ? limiter.decideAsync(call.enforced, Operation.ACQUIRE)
-					: limiter.decideAsync(call.enforced, Operation.ACQUIRE, false).thenApply(decision -> {
-						call.enforcedNanos = System.nanoTime() - start;
-						return decision;
-					});
+			acquired = limiter.decideAsync(call.enforced, Operation.ACQUIRE, false).thenApply(decision -> {
+				call.enforcedNanos = System.nanoTime() - start;
+				return decision;
+			});
+		}
+		else if (call.maxWait.isZero()) {
+			acquired = limiter.decideAsync(call.enforced, Operation.ACQUIRE);
 		}
 		else {
 			// A cancel stops the wait; an admission that comes after it is given back by the limiter.
@@ -405,12 +419,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		// runs once its caller gave up (cancelled it), and an admission that came meanwhile must still be found to be
 		// given back. An answer already there composes nothing.
 		CompletableFuture<Decision> decided = acquired.toCompletableFuture();
-		if (decided.isDone() && !decided.isCompletedExceptionally()) {
-			Admission admission = hold(call, decided.join());
-			return shadowed ? shadowIfAdmitted(limiter, call, admission) : CompletableFuture.completedFuture(admission);
-		}
-		CompletableFuture<Admission> held = decided.thenApply(acquire -> hold(call, acquire));
-		return shadowed ? held.thenCompose(admission -> shadowIfAdmitted(limiter, call, admission)) : held;
+		return (decided.isDone() && !decided.isCompletedExceptionally())
+				? CompletableFuture.completedFuture(hold(call, decided.join()))
+				: decided.thenApply(acquire -> hold(call, acquire));
 	}
 
 	/**
@@ -428,21 +439,37 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		return admission;
 	}
 
-	private CompletableFuture<Admission> shadowIfAdmitted(RateLimiter limiter, Call call, Admission admission) {
-		return (admission.rejecting() == null) ? shadow(limiter, call, admission)
-				: CompletableFuture.completedFuture(admission);
-	}
-
+	/**
+	 * The shadow limits' decision, held until the method runs as an admission is: a cancel before that gives its
+	 * permits back.
+	 */
 	private CompletableFuture<Admission> shadow(RateLimiter limiter, Call call, Admission admission) {
 		if (call.shadow.isEmpty() || call.cancelled) {
 			return CompletableFuture.completedFuture(admission);
 		}
-		return then(limiter.decideAsync(call.shadow, Operation.SHADOW), shadow -> {
+		CompletableFuture<Decision> held = limiter.decideAsync(call.shadow, Operation.SHADOW).toCompletableFuture()
+			.thenApply(shadow -> {
+				if (shadow.allowed()) {
+					call.shadowed = shadow;
+					if (call.cancelled) {
+						giveBackShadow(call);
+					}
+				}
+				return shadow;
+			});
+		return then(held, shadow -> {
 			if (!shadow.allowed()) {
 				logShadowRejection(call, shadow);
 			}
 			return CompletableFuture.completedFuture(admission);
 		});
+	}
+
+	private void giveBackShadow(Call call) {
+		Decision shadow = SHADOWED.getAndSet(call, null);
+		if (shadow != null) {
+			giveBack(call, call.shadow, shadow, "though it was cancelled before it ran");
+		}
 	}
 
 	/** The next step, applied at once when the answer is already there. */
@@ -534,6 +561,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 */
 	boolean running(Call call) {
 		Admission taken = ADMITTED.getAndSet(call, null);
+		Decision shadow = SHADOWED.getAndSet(call, null);
 		// Written before the cancel flag is read, as a cancel writes its flag before it reads this one: of a cancel
 		// and a start at once, at least one sees the other.
 		call.ran = true;
@@ -541,6 +569,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			return true;
 		}
 		giveBack(call, taken, "though it was cancelled before it ran");
+		if (shadow != null) {
+			giveBack(call, call.shadow, shadow, "though it was cancelled before it ran");
+		}
 		settleSafely(call, null, null, false, true);
 		return false;
 	}
@@ -591,6 +622,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			waiting.cancel(false);
 		}
 		giveBackAdmission(call);
+		giveBackShadow(call);
 		// A call cancelled once its method started may have failed (a client that went away mid-attempt): it keeps
 		// its reservation, so that attempts dropped before their answer cannot go uncounted.
 		if (!call.ran) {
@@ -679,6 +711,18 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 		/** What the enforced limits admitted, until the method runs: a cancel before that gives it back. */
 		volatile Admission admitted;
+
+		/** What the shadow limits took, until the method runs: a cancel before that gives it back. */
+		volatile Decision shadowed;
+
+		/**
+		 * Whether the enforced limits' admission is told to the metrics once the call stands admitted by the limits
+		 * decided after them (it counts failures, or shadows), rather than at once; a call that waits tells each of
+		 * its attempts.
+		 */
+		boolean tellsLater() {
+			return this.maxWait.isZero() && !(this.checked.isEmpty() && this.shadow.isEmpty());
+		}
 
 		/** A wait for a permit in progress ({@code maxWait}): a cancel stops it. */
 		volatile CompletableFuture<Decision> waiting;

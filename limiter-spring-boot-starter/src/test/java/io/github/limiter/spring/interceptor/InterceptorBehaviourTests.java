@@ -259,6 +259,12 @@ class InterceptorBehaviourTests {
 		assertCancelledCallTakesNothing(name -> name.equals("mono-failures"));
 	}
 
+	@Test
+	void aReactiveCallCancelledWhileItsShadowLimitDecidesGivesEveryPermitBack() {
+		// Only the shadow limit answers late: the subscriber gives up while it decides, the last step before the call.
+		assertCancelledCallTakesNothing(name -> name.equals("mono-shadow"));
+	}
+
 	private void assertCancelledCallTakesNothing(java.util.function.Predicate<String> late) {
 		java.util.List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
 		java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
