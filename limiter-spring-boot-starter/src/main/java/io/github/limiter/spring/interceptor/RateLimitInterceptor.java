@@ -313,13 +313,16 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		RateLimiter limiter = this.rateLimiter.get();
 		CompletableFuture<Admission> admitted;
 		try {
-			admitted = then(enforce(limiter, call), enforced -> {
-				if (enforced.rejecting() != null || call.cancelled) {
-					return CompletableFuture.completedFuture(enforced);
-				}
-				return call.checked.isEmpty() ? then(shadow(limiter, call, enforced), done -> told(limiter, call, enforced,
-						null, done)) : reserve(limiter, call, enforced);
-			});
+			admitted = enforce(limiter, call);
+			if (!call.checked.isEmpty() || !call.shadow.isEmpty()) {
+				admitted = then(admitted, enforced -> {
+					if (enforced.rejecting() != null || call.cancelled) {
+						return CompletableFuture.completedFuture(enforced);
+					}
+					return call.checked.isEmpty() ? then(shadow(limiter, call, enforced),
+							done -> told(limiter, call, enforced, null, done)) : reserve(limiter, call, enforced);
+				});
+			}
 		}
 		catch (RuntimeException ex) {
 			admitted = CompletableFuture.failedFuture(ex);
