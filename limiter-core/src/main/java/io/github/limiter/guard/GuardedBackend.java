@@ -77,6 +77,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private static final System.Logger logger = System.getLogger(GuardedBackend.class.getName());
 
+	/** Calls rejected during an outage for costing more than their local share holds, said at most every 10 s. */
+	private final OccasionalWarning largerThanShare = new OccasionalWarning(GuardedBackend.class);
+
 	/** Heartbeats of every guard: one daemon thread, which only sends probes and never waits for an answer. */
 	private static final ScheduledThreadPoolExecutor HEARTBEATS = heartbeats();
 
@@ -611,7 +614,14 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		List<LimitRequest> shares = new ArrayList<>(requests.size());
 		for (LimitRequest request : requests) {
 			Limit share = share(request.limit());
-			if (share == null || (request.cost() > share.capacity() && !refund)) {
+			if (share == null) {
+				return null;
+			}
+			if (request.cost() > share.capacity() && !refund) {
+				this.largerThanShare.warn(() -> "Rate limit '" + request.limit().name() + "': a call of cost "
+						+ request.cost() + " is more than this instance's local share holds (" + share.capacity() + " of "
+						+ request.limit().capacity() + ", shared among " + instances() + " instances); such calls are"
+						+ " rejected while the backend is down");
 				return null;
 			}
 			shares.add(new LimitRequest(share, request.key(), Math.min(request.cost(), share.capacity())));

@@ -13,6 +13,7 @@ import io.github.limiter.algorithm.FixedWindow;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.testsupport.LoggedWarnings;
 import io.github.limiter.testsupport.StubBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -58,12 +59,15 @@ class LocalShareTests {
 	@Test
 	void aCallCostingMoreThanTheShareIsRejected() throws Exception {
 		Limit tenPerSecond = FixedWindow.of("ten", 10, Duration.ofSeconds(1));
-		try (GuardedBackend guard = opened(4)) {
+		try (GuardedBackend guard = opened(4); LoggedWarnings logged = LoggedWarnings.of(GuardedBackend.class)) {
 			Decision five = guard.decideAsync(List.of(new LimitRequest(tenPerSecond, "k", 5)), Operation.ACQUIRE)
 				.toCompletableFuture()
 				.join();
 			assertThat(five.origin()).isEqualTo(Decision.Origin.LOCAL_FALLBACK);
 			assertThat(five.allowed()).as("5 permits on a share of 2").isFalse();
+			assertThat(logged.messages()).anySatisfy(message -> assertThat(message)
+				.startsWith("Rate limit 'ten': a call of cost 5 is more than this instance's local share holds (2 of 10,"
+						+ " shared among 4 instances)"));
 			Decision two = guard.decideAsync(List.of(new LimitRequest(tenPerSecond, "k", 2)), Operation.ACQUIRE)
 				.toCompletableFuture()
 				.join();
