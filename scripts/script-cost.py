@@ -167,8 +167,11 @@ def instructions(source, params, batch, calls, workload, floor, port):
     return int(found.group(1).replace(',', ''))
 
 
+DECISIONS = 4000
+
+
 def per_decision(source, params, batch, workload, floor=False, port=42590):
-    calls = max(1, 4000 // batch)
+    calls = max(1, DECISIONS // batch)
     once = instructions(source, params, batch, calls, workload, floor, port)
     twice = instructions(source, params, batch, 2 * calls, workload, floor, port)
     return (twice - once) / (calls * batch)
@@ -177,14 +180,20 @@ def per_decision(source, params, batch, workload, floor=False, port=42590):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--base', help='a directory of Lua scripts to compare with the working tree\'s')
+    parser.add_argument('--lua', default=LUA, help='the Lua scripts to measure (default: the working tree\'s)')
     parser.add_argument('--batches', default='1,8', help='decisions per script call (default 1,8)')
     parser.add_argument('--workloads', default='new,existing')
     parser.add_argument('--algorithms', default=','.join(ALGORITHMS))
+    parser.add_argument('--decisions', type=int, default=DECISIONS,
+                        help='decisions measured per figure (default 4,000; more averages over more of Lua\'s garbage '
+                             'collection cycles, which move a figure by a few percent)')
     args = parser.parse_args()
+    global DECISIONS
+    DECISIONS = args.decisions
     if subprocess.run(['which', 'valgrind'], capture_output=True).returncode != 0:
         sys.exit('valgrind is not installed (apt-get install valgrind)')
     sets = [('base', args.base)] if args.base else []
-    sets.append(('this tree', LUA))
+    sets.append(('this tree' if args.lua == LUA else args.lua, args.lua))
     batches = [int(b) for b in args.batches.split(',')]
     header = '| algorithm | workload | decisions per call | ' + ' | '.join(name for name, _ in sets)
     print(header + (' | change |' if args.base else ' |'))

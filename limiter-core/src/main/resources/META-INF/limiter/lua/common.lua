@@ -24,7 +24,10 @@ end
 -- number with '%.17g', which costs twice fmt_int. Under a virtual time the real clock that expires keys is unrelated
 -- to the script's time, so keys then live at least a minute.
 local function ttl_millis(micros)
-  local ttl = math.max(1, math.ceil(micros / 1000))
+  local ttl = math.ceil(micros / 1000)
+  if ttl < 1 then
+    ttl = 1
+  end
   if virtual_time then
     return fmt_int(math.max(ttl, 60000))
   end

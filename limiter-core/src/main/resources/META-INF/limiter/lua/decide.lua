@@ -25,6 +25,8 @@
 -- measured 5% faster.
 
 local now = script_now()
+-- The call's arguments as locals of this chunk: a global is looked up by name on every use.
+local KEYS, ARGV = KEYS, ARGV
 
 -- The limits, by number: {code, algorithm, parameters}.
 local limits = {}
@@ -75,13 +77,25 @@ end
 while i <= last do
   local op, token, count = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   if count == '1' and (op == 'a' or op == 'c') then
-    local l, c = limit(ARGV[i + 3]), cost(ARGV[i + 4])
+    -- (limit, cost and answer written out: a Lua function call costs more than what these do)
+    local ref, c = ARGV[i + 3], ARGV[i + 4]
+    local l = (ref == '1') and limits[1] or limit(ref)
+    if c == '1' then
+      c = 1
+    else
+      c = c + 0
+    end
     local key, code, algorithm, p = KEYS[k + 1], l[1], l[2], l[3]
     local allowed, remaining, retry, reset, delay, s1, s2, s3 = algorithm.evaluate(key, code, p, now, c)
     if allowed and op == 'a' then
       algorithm.commit(key, code, p, now, c, token, s1, s2, s3)
     end
-    answer(allowed, remaining, retry, reset, delay)
+    reply[n + 1] = allowed and 1 or 0
+    reply[n + 2] = (remaining > 0) and remaining or 0
+    reply[n + 3] = retry
+    reply[n + 4] = reset
+    reply[n + 5] = delay
+    n = n + 5
     k = k + 1
     i = i + 5
   else

@@ -82,7 +82,7 @@ end
 
 -- ttl: milliseconds, or nil to keep the key's time to live.
 local function fixed_store(key, code, p, start, count, ttl)
-  kv_set(key, fmt_int(fixed_id(code, p, start)) .. ' ' .. fmt_int(count), ttl)
+  kv_set(key, string.format('%d %d', fixed_id(code, p, start), count), ttl)
 end
 
 ALGORITHMS['fw'] = {

@@ -40,18 +40,26 @@ local function gcra_ahead(key, p, now)
     ceiling = 3 * ceiling
   end
   local d = micros - now
-  if d > (ceiling - math.fmod(ceiling, q)) / q + 1 then
+  if d > ((q == 1) and ceiling or (ceiling - math.fmod(ceiling, q)) / q) + 1 then
     return ceiling, micros, ticks, stored
   end
   -- (ceil: a value written by an earlier version, a double with a fraction, rounds up to whole ticks)
-  return math.min(ceiling, math.ceil(d * q) + ticks), micros, ticks, stored
+  local ahead = math.ceil(d * q) + ticks
+  if ahead > ceiling then
+    ahead = ceiling
+  end
+  return ahead, micros, ticks, stored
 end
 
 -- Defined by gcra_warmup.lua, for the buckets whose parameters have a warm-up.
 local gcra_warm_evaluate, gcra_warm_store, gcra_warm_record, gcra_warm_refund
 
--- a / q rounded up, for integers a >= 0 (fmod is exact, so is the division of a multiple).
+-- a / q rounded up, for integers a >= 0 (fmod is exact, so is the division of a multiple). Most buckets count in
+-- whole microseconds (q = 1), which needs no division at all.
 local function ceil_div(a, q)
+  if q == 1 then
+    return a
+  end
   local r = math.fmod(a, q)
   if r == 0 then
     return a / q
@@ -65,7 +73,13 @@ local function gcra_evaluate(key, code, p, now, cost)
   end
   local capacity, interval, max_delay, q = p[1], p[2], p[4], p[5]
   local tolerance = capacity * interval
-  local free = math.min(p[3], capacity) * interval
+  -- (comparisons rather than math.min and math.max on this road, which runs for every decision: a call of a library
+  -- function costs more than the arithmetic)
+  local free = p[3]
+  if free > capacity then
+    free = capacity
+  end
+  free = free * interval
   local ahead = gcra_ahead(key, p, now)
   local wait = ahead + cost * interval
   -- A bound on the delay is a smaller tolerance for this call: admitted when its delay is within the bound.
@@ -90,7 +104,10 @@ local function gcra_evaluate(key, code, p, now, cost)
   local remaining = 0
   if per_permit > ahead_after then
     local free = per_permit - ahead_after
-    remaining = math.min(capacity, (free - math.fmod(free, interval)) / interval)
+    remaining = (free - math.fmod(free, interval)) / interval
+    if remaining > capacity then
+      remaining = capacity
+    end
   end
   return allowed, remaining, retry, ceil_div(ahead_after, q), delay, ahead_after
 end
@@ -111,7 +128,7 @@ local function gcra_store(key, ahead, q, now)
     kv_del(key)
     return
   end
-  local ticks = math.fmod(ahead, q)
+  local ticks = (q == 1) and 0 or math.fmod(ahead, q)
   local micros = now + (ahead - ticks) / q
   if ticks == 0 then
     kv_set(key, fmt_int(micros), ttl_millis(micros - now))

@@ -26,8 +26,7 @@ local function counter_read(key, window, now)
 end
 
 local function counter_store(key, window, now, start, current, previous)
-  kv_set(key, fmt_int(start / window) .. ' ' .. fmt_int(current) .. ' ' .. fmt_int(previous),
-      ttl_millis(start + 2 * window - now))
+  kv_set(key, string.format('%d %d %d', start / window, current, previous), ttl_millis(start + 2 * window - now))
 end
 
 local function counter_evaluate(key, code, p, now, cost)
@@ -86,7 +85,7 @@ ALGORITHMS['sc'] = {
       else
         return
       end
-      kv_set(key, fmt_int(s / window) .. ' ' .. fmt_int(c) .. ' ' .. fmt_int(pr))
+      kv_set(key, string.format('%d %d %d', s / window, c, pr))
     end
   end
 }
