@@ -167,11 +167,8 @@ def instructions(source, params, batch, calls, workload, floor, port):
     return int(found.group(1).replace(',', ''))
 
 
-DECISIONS = 4000
-
-
-def per_decision(source, params, batch, workload, floor=False, port=42590):
-    calls = max(1, DECISIONS // batch)
+def per_decision(source, params, batch, workload, decisions, floor=False, port=42590):
+    calls = max(1, decisions // batch)
     once = instructions(source, params, batch, calls, workload, floor, port)
     twice = instructions(source, params, batch, 2 * calls, workload, floor, port)
     return (twice - once) / (calls * batch)
@@ -184,12 +181,10 @@ def main():
     parser.add_argument('--batches', default='1,8', help='decisions per script call (default 1,8)')
     parser.add_argument('--workloads', default='new,existing')
     parser.add_argument('--algorithms', default=','.join(ALGORITHMS))
-    parser.add_argument('--decisions', type=int, default=DECISIONS,
+    parser.add_argument('--decisions', type=int, default=4000,
                         help='decisions measured per figure (default 4,000; more averages over more of Lua\'s garbage '
                              'collection cycles, which move a figure by a few percent)')
     args = parser.parse_args()
-    global DECISIONS
-    DECISIONS = args.decisions
     if subprocess.run(['which', 'valgrind'], capture_output=True).returncode != 0:
         sys.exit('valgrind is not installed (apt-get install valgrind)')
     sets = [('base', args.base)] if args.base else []
@@ -199,13 +194,13 @@ def main():
     print(header + (' | change |' if args.base else ' |'))
     print('|---' * (3 + len(sets) + (1 if args.base else 0)) + '|')
     for workload in args.workloads.split(','):
-        floor = per_decision(FLOOR, [], 1, workload, floor=True)
+        floor = per_decision(FLOOR, [], 1, workload, args.decisions, floor=True)
         print('| floor (INCR, PEXPIRE) | %s | 1 | %s |' % (workload, ' | '.join(['%.0f' % floor] * len(sets)))
               + (' |' if args.base else ''), flush=True)
         for name in args.algorithms.split(','):
             algorithm_file, params = ALGORITHMS[name.strip()]
             for batch in batches:
-                counts = [per_decision(compose(lua_dir, algorithm_file), params, batch, workload)
+                counts = [per_decision(compose(lua_dir, algorithm_file), params, batch, workload, args.decisions)
                           for _, lua_dir in sets]
                 row = '| %s | %s | %d | %s |' % (name, workload, batch, ' | '.join('%.0f' % c for c in counts))
                 if args.base:
