@@ -7,7 +7,7 @@ repository) under valgrind's cachegrind, sends it the calls a JVM would send (EV
 script, one or several decisions per call), and reports the instructions per decision: two runs, of N and 2N calls,
 and their difference divided by the decisions of N calls, so that startup and the warm-up pass cancel out.
 
-Needs python3 and valgrind (apt-get install valgrind). Usage:
+Needs python3, unzip and valgrind (apt-get install valgrind unzip). Usage:
 
     scripts/script-cost.py                         # the working tree's scripts
     scripts/script-cost.py --base /path/to/lua     # and another set of scripts (for example a worktree's), side by side
@@ -167,7 +167,7 @@ def instructions(source, params, batch, calls, workload, floor, port):
     return int(found.group(1).replace(',', ''))
 
 
-def per_decision(source, params, batch, workload, decisions, floor=False, port=42590):
+def per_decision(source, params, batch, workload, decisions, port, floor=False):
     calls = max(1, decisions // batch)
     once = instructions(source, params, batch, calls, workload, floor, port)
     twice = instructions(source, params, batch, 2 * calls, workload, floor, port)
@@ -181,6 +181,7 @@ def main():
     parser.add_argument('--batches', default='1,8', help='decisions per script call (default 1,8)')
     parser.add_argument('--workloads', default='new,existing')
     parser.add_argument('--algorithms', default=','.join(ALGORITHMS))
+    parser.add_argument('--port', type=int, default=42590, help='the port of the Redis it starts (default 42590)')
     parser.add_argument('--decisions', type=int, default=4000,
                         help='decisions measured per figure (default 4,000; more averages over more of Lua\'s garbage '
                              'collection cycles, which move a figure by a few percent)')
@@ -194,13 +195,14 @@ def main():
     print(header + (' | change |' if args.base else ' |'))
     print('|---' * (3 + len(sets) + (1 if args.base else 0)) + '|')
     for workload in args.workloads.split(','):
-        floor = per_decision(FLOOR, [], 1, workload, args.decisions, floor=True)
+        floor = per_decision(FLOOR, [], 1, workload, args.decisions, args.port, floor=True)
         print('| floor (INCR, PEXPIRE) | %s | 1 | %s |' % (workload, ' | '.join(['%.0f' % floor] * len(sets)))
               + (' |' if args.base else ''), flush=True)
         for name in args.algorithms.split(','):
             algorithm_file, params = ALGORITHMS[name.strip()]
             for batch in batches:
-                counts = [per_decision(compose(lua_dir, algorithm_file), params, batch, workload, args.decisions)
+                counts = [per_decision(compose(lua_dir, algorithm_file), params, batch, workload, args.decisions,
+                                       args.port)
                           for _, lua_dir in sets]
                 row = '| %s | %s | %d | %s |' % (name, workload, batch, ' | '.join('%.0f' % c for c in counts))
                 if args.base:
