@@ -108,17 +108,25 @@ def redis_binary():
 
 
 def compose(lua_dir, algorithm_file):
-    # As io.github.limiter.backend.redis.LimiterScript composes a deciding script.
-    return ''.join(open(os.path.join(lua_dir, f)).read() + '\n' for f in ['common.lua', algorithm_file, 'decide.lua'])
+    # As io.github.limiter.backend.redis.LimiterScript composes the deciding script of calls that only acquire and
+    # check single limits. Scripts from before the general flag ignore its line.
+    return 'local general = false\n' + ''.join(
+        open(os.path.join(lua_dir, f)).read() + '\n' for f in ['common.lua', algorithm_file, 'decide.lua'])
 
 
-def decision_call(sha, params, batch, first_key, key_count, prefix, floor):
+def decision_call(sha, params, batch, first_key, key_count, prefix, floor, short=False):
     keys = ['%s:%d' % (prefix, (first_key + j) % key_count) for j in range(batch)]
     if floor:
         return resp('EVALSHA', sha, 1, keys[0], '3600000')
     argv = [''] + params
     for j in range(batch):
-        argv += ['a', 't%d' % (first_key + j), '1', '1', '1']
+        # A token only for the sliding log, whose members it names, as the JVM sends it.
+        if params[0] == 'sl':
+            argv += ['a', 't%d' % (first_key + j), '1', '1', '1']
+        elif short:
+            argv += ['A', '1']
+        else:
+            argv += ['a', '', '1', '1', '1']
     return resp('EVALSHA', sha, len(keys), *keys, *argv)
 
 
@@ -138,17 +146,19 @@ def instructions(source, params, batch, calls, workload, floor, port):
             sys.exit('Redis under valgrind did not start on port %d' % port)
         sha = connection.send([resp('SCRIPT', 'LOAD', source)])[0].decode()
         existing = workload == 'existing'
+        # The two-argument form of the common decision ('A', limit), as ScriptCall sends it, to the drivers that take it.
+        short = "op == 'A'" in source
         key_count = 1000 if existing else 1 << 40
         if existing:
             for start in range(0, key_count, 200):
-                connection.send([decision_call(sha, params, 1, k, key_count, 'w', floor)
+                connection.send([decision_call(sha, params, 1, k, key_count, 'w', floor, short)
                                  for k in range(start, start + 200)])
         position, done = 0, 0
         while done < calls:
             chunk = min(200, calls - done)
             commands = []
             for _ in range(chunk):
-                commands.append(decision_call(sha, params, batch, position, key_count, 'w', floor))
+                commands.append(decision_call(sha, params, batch, position, key_count, 'w', floor, short))
                 position += batch
             for answer in connection.send(commands):
                 if not floor and answer[1] != 1:

@@ -8,11 +8,13 @@
 -- ARGV[1]: '' to read the time from Redis (always, in production), or a time in microseconds (tests only).
 -- ARGV[2...]: the limits the decisions use, each sent once: its algorithm code, the number of its parameters, then
 --             its parameters (numbers, as the algorithm's file documents them).
--- Then, from the first argument after a limit that is not an algorithm code, the decisions, to the end: the
--- operation ('a' acquire, 'c' check, 'r' record, 'x' delete, 'n' the limits of one cluster slot in an acquire that a
--- limit on another slot rejected, or 'f<time>' refund of an acquire decided at <time>, in microseconds as that
--- acquire returned it, which answers each limit as it is once the permits are back), a token unique to the decision
--- (the sliding-log member), the number of its limits, then for each its limit (1-based, as above) and its cost.
+-- Then, from the first argument after a limit that is not an algorithm code, the decisions, to the end. The common
+-- decision, an acquire or a check of one permit of one limit that needs no token, is two arguments: 'A' (acquire) or
+-- 'C' (check), then its limit (1-based, as above). Any other decision is: the operation ('a' acquire, 'c' check, 'r'
+-- record, 'x' delete, 'n' the limits of one cluster slot in an acquire that a limit on another slot rejected, or
+-- 'f<time>' refund of an acquire decided at <time>, in microseconds as that acquire returned it, which answers each
+-- limit as it is once the permits are back), a token unique to the decision (the sliding-log member), the number of
+-- its limits, then for each its limit (1-based, as above) and its cost.
 -- Returns {now, then for each decision, for each of its limits: allowed (0/1), remaining, retry after, reset after,
 -- delay}. A decision is allowed when all its limits are.
 --
@@ -22,13 +24,23 @@
 --
 -- This runs on every decision, so the common one (a single limit, acquire or check) takes a road that makes no table
 -- and converts no number it can compare as text: outcomes are values, not tables, which a batch of 8 decisions
--- measured 5% faster.
+-- measured 5% faster. Every function a script defines is created anew by every call, and costs Redis about 2,000
+-- instructions with the garbage it leaves (scripts/script-cost.py): the driver defines none, and what only records,
+-- refunds, deletes and decisions over several limits need is defined only when 'general' is true, which the script of
+-- a call that has such a decision declares in its first line (io.github.limiter.backend.redis.LimiterScript).
 
-local now = script_now()
+-- The time of this call in microseconds: the Redis TIME, or the test's time.
+local now
+if virtual_time then
+  now = ARGV[1] + 0
+else
+  local t = redis.call('TIME')
+  now = t[1] * 1000000 + t[2]
+end
 -- The call's arguments as locals of this chunk: a global is looked up by name on every use.
 local KEYS, ARGV = KEYS, ARGV
 
--- The limits, by number: {code, algorithm, parameters}.
+-- The limits, by number: their parameters, then the code (7) and the algorithm (8), in one table each.
 local limits = {}
 local i = 2
 local known = ALGORITHMS[ARGV[2]]
@@ -36,27 +48,11 @@ while known do
   -- Created at its full size (growing a Lua table allocates it again): every algorithm has at least two parameters,
   -- none more than six.
   local count = ARGV[i + 1] + 0
-  local p = {ARGV[i + 2] + 0, ARGV[i + 3] + 0, count > 2 and ARGV[i + 4] + 0 or nil,
-             count > 3 and ARGV[i + 5] + 0 or nil, count > 4 and ARGV[i + 6] + 0 or nil,
-             count > 5 and ARGV[i + 7] + 0 or nil}
-  limits[#limits + 1] = {ARGV[i], known, p}
+  limits[#limits + 1] = {ARGV[i + 2] + 0, ARGV[i + 3] + 0, count > 2 and ARGV[i + 4] + 0 or nil,
+                         count > 3 and ARGV[i + 5] + 0 or nil, count > 4 and ARGV[i + 6] + 0 or nil,
+                         count > 5 and ARGV[i + 7] + 0 or nil, ARGV[i], known}
   i = i + 2 + count
   known = ALGORITHMS[ARGV[i]]
-end
-
-local function limit(ref)
-  local l = limits[(ref == '1') and 1 or tonumber(ref)]
-  if not l then
-    error('limiter: no limit ' .. tostring(ref))
-  end
-  return l
-end
-
-local function cost(text)
-  if text == '1' then
-    return 1
-  end
-  return text + 0
 end
 
 -- Sized for one decision on one limit, the common call.
@@ -65,30 +61,26 @@ local n = 1
 local k = 0
 local last = #ARGV
 
-local function answer(allowed, remaining, retry, reset, delay)
-  reply[n + 1] = allowed and 1 or 0
-  reply[n + 2] = math.max(0, remaining)
-  reply[n + 3] = retry
-  reply[n + 4] = reset
-  reply[n + 5] = delay
-  n = n + 5
-end
-
 while i <= last do
-  local op, token, count = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  if count == '1' and (op == 'a' or op == 'c') then
-    -- (limit, cost and answer written out: a Lua function call costs more than what these do)
-    local ref, c = ARGV[i + 3], ARGV[i + 4]
-    local l = (ref == '1') and limits[1] or limit(ref)
-    if c == '1' then
-      c = 1
-    else
-      c = c + 0
+  local op = ARGV[i]
+  -- The decision on one limit: its reference, cost, token and whether it acquires; ref stays nil for any other.
+  local ref, c, token, acquire
+  if op == 'A' or op == 'C' then
+    ref, c, token, acquire = ARGV[i + 1], 1, '', op == 'A'
+    i = i + 2
+  elseif ARGV[i + 2] == '1' and (op == 'a' or op == 'c') then
+    ref, c, token, acquire = ARGV[i + 3], ARGV[i + 4] + 0, ARGV[i + 1], op == 'a'
+    i = i + 5
+  end
+  if ref then
+    local l = (ref == '1') and limits[1] or limits[tonumber(ref)]
+    if not l then
+      return redis.error_reply('limiter: no limit ' .. tostring(ref))
     end
-    local key, code, algorithm, p = KEYS[k + 1], l[1], l[2], l[3]
-    local allowed, remaining, retry, reset, delay, s1, s2, s3 = algorithm.evaluate(key, code, p, now, c)
-    if allowed and op == 'a' then
-      algorithm.commit(key, code, p, now, c, token, s1, s2, s3)
+    local key, code, algorithm = KEYS[k + 1], l[7], l[8]
+    local allowed, remaining, retry, reset, delay, s1, s2, s3 = algorithm.evaluate(key, code, l, now, c)
+    if allowed and acquire then
+      algorithm.commit(key, code, l, now, c, token, s1, s2, s3)
     end
     reply[n + 1] = allowed and 1 or 0
     reply[n + 2] = (remaining > 0) and remaining or 0
@@ -97,13 +89,19 @@ while i <= last do
     reply[n + 5] = delay
     n = n + 5
     k = k + 1
-    i = i + 5
+  elseif not general then
+    return redis.error_reply('limiter: operation ' .. tostring(op) .. ' sent to a script without general operations')
   else
-    count = tonumber(count)
+    local token, count = ARGV[i + 1], tonumber(ARGV[i + 2])
     local kind = string.sub(op, 1, 1)
     local keys, used, costs, outcomes = {}, {}, {}, {}
     for j = 1, count do
-      keys[j], used[j], costs[j] = KEYS[k + j], limit(ARGV[i + 1 + 2 * j]), cost(ARGV[i + 2 + 2 * j])
+      local ref = ARGV[i + 1 + 2 * j]
+      local used_limit = limits[tonumber(ref)]
+      if not used_limit then
+        return redis.error_reply('limiter: no limit ' .. tostring(ref))
+      end
+      keys[j], used[j], costs[j] = KEYS[k + j], used_limit, ARGV[i + 2 + 2 * j] + 0
     end
     k = k + count
     i = i + 3 + 2 * count
@@ -112,29 +110,30 @@ while i <= last do
       -- and answers what a rejected acquire answers.
       local all = kind ~= 'n'
       for j = 1, count do
-        local l = used[j]
-        outcomes[j] = {l[2].evaluate(keys[j], l[1], l[3], now, costs[j])}
+        local u = used[j]
+        outcomes[j] = {u[8].evaluate(keys[j], u[7], u, now, costs[j])}
         all = all and outcomes[j][1]
       end
       if kind ~= 'c' then
         for j = 1, count do
-          local l = used[j]
+          local u = used[j]
           local o = outcomes[j]
           if all then
-            l[2].commit(keys[j], l[1], l[3], now, costs[j], token, o[6], o[7], o[8])
+            u[8].commit(keys[j], u[7], u, now, costs[j], token, o[6], o[7], o[8])
           elseif o[1] then
             -- All or nothing: this limit had room but consumes nothing; report it untouched.
-            outcomes[j] = {l[2].evaluate(keys[j], l[1], l[3], now, 0)}
+            outcomes[j] = {u[8].evaluate(keys[j], u[7], u, now, 0)}
           end
         end
       end
     elseif kind == 'r' then
       for j = 1, count do
-        local key, code, algorithm, p, c = keys[j], used[j][1], used[j][2], used[j][3], costs[j]
-        local within = algorithm.evaluate(key, code, p, now, c)
-        algorithm.record(key, code, p, now, c, token)
-        local _, remaining, _, reset = algorithm.evaluate(key, code, p, now, 0)
-        local again, _, retry = algorithm.evaluate(key, code, p, now, c)
+        local key, u, c = keys[j], used[j], costs[j]
+        local code, algorithm = u[7], u[8]
+        local within = algorithm.evaluate(key, code, u, now, c)
+        algorithm.record(key, code, u, now, c, token)
+        local _, remaining, _, reset = algorithm.evaluate(key, code, u, now, 0)
+        local again, _, retry = algorithm.evaluate(key, code, u, now, c)
         if again then
           retry = 0
         end
@@ -144,15 +143,15 @@ while i <= last do
       local charged = tonumber(string.sub(op, 2))
       for j = 1, count do
         if kind == 'x' then
-          kv_del(keys[j])
+          kv_set(keys[j], false)
           redis.call('DEL', keys[j])
           outcomes[j] = {true, 0, 0, 0, 0}
         else
-          local l = used[j]
-          l[2].refund(keys[j], l[1], l[3], now, costs[j], token, charged)
+          local u = used[j]
+          u[8].refund(keys[j], u[7], u, now, costs[j], token, charged)
           -- What the limit answers now that the permits are back, consuming nothing: as an acquire rejected by
           -- another limit answers for this one.
-          outcomes[j] = {l[2].evaluate(keys[j], l[1], l[3], now, 0)}
+          outcomes[j] = {u[8].evaluate(keys[j], u[7], u, now, 0)}
         end
       end
     else
@@ -160,7 +159,12 @@ while i <= last do
     end
     for j = 1, count do
       local o = outcomes[j]
-      answer(o[1], o[2], o[3], o[4], o[5])
+      reply[n + 1] = o[1] and 1 or 0
+      reply[n + 2] = math.max(0, o[2])
+      reply[n + 3] = o[3]
+      reply[n + 4] = o[4]
+      reply[n + 5] = o[5]
+      n = n + 5
     end
   end
 end

@@ -22,7 +22,7 @@ local function fixed_bounds(code, p, now)
   if start then
     return start, stop
   end
-  error('limiter: the Redis time ' .. fmt_int(now) ..
+  error('limiter: the Redis time ' .. string.format('%d', now) ..
       ' is outside the calendar periods described by the client; its clock is off by more than one period')
 end
 
@@ -89,12 +89,17 @@ ALGORITHMS['fw'] = {
   evaluate = fixed_evaluate,
   commit = function(key, code, p, now, cost, token, start, after, stop)
     fixed_store(key, code, p, start, after, ttl_millis(stop - now))
-  end,
-  record = function(key, code, p, now, cost, token)
+  end
+}
+ALGORITHMS['fc'] = ALGORITHMS['fw']
+
+if general then
+  ALGORITHMS['fw'].record = function(key, code, p, now, cost, token)
     local start, stop, count = fixed_current(key, code, p, now)
     fixed_store(key, code, p, start, math.min(p[1], count + cost), ttl_millis(stop - now))
-  end,
-  refund = function(key, code, p, now, cost, token, charged)
+  end
+
+  ALGORITHMS['fw'].refund = function(key, code, p, now, cost, token, charged)
     -- Only the window that was charged: if it has ended, the permits left with it (a calendar period the client no
     -- longer describes has ended).
     local start = fixed_window_of(code, p, charged)
@@ -103,5 +108,4 @@ ALGORITHMS['fw'] = {
       fixed_store(key, code, p, s, math.max(0, c - cost))
     end
   end
-}
-ALGORITHMS['fc'] = ALGORITHMS['fw']
+end

@@ -112,26 +112,15 @@ local function gcra_evaluate(key, code, p, now, cost)
   return allowed, remaining, retry, ceil_div(ahead_after, q), delay, ahead_after
 end
 
--- What a refund gives back: the call's time less what has drained since it was charged (its slice drains at most as
--- fast as time passes, and only after the slices before it), so never time that later calls hold.
-local function gcra_refunded(p, now, cost, charged)
-  local slice = cost * p[2]
-  local elapsed = math.max(0, now - charged)
-  if elapsed >= ceil_div(slice, p[5]) then
-    return 0
-  end
-  return slice - elapsed * p[5]
-end
-
 local function gcra_store(key, ahead, q, now)
   if ahead <= 0 then
-    kv_del(key)
+    kv_set(key, false)
     return
   end
   local ticks = (q == 1) and 0 or math.fmod(ahead, q)
   local micros = now + (ahead - ticks) / q
   if ticks == 0 then
-    kv_set(key, fmt_int(micros), ttl_millis(micros - now))
+    kv_set(key, string.format('%d', micros), ttl_millis(micros - now))
   else
     kv_set(key, string.format('%d:%d', micros, ticks), ttl_millis(micros + 1 - now))
   end
@@ -145,15 +134,30 @@ ALGORITHMS['gc'] = {
     else
       gcra_store(key, ahead_after, p[5], now)
     end
-  end,
-  record = function(key, code, p, now, cost, token)
+  end
+}
+
+if general then
+  -- What a refund gives back: the call's time less what has drained since it was charged (its slice drains at most as
+  -- fast as time passes, and only after the slices before it), so never time that later calls hold.
+  local function gcra_refunded(p, now, cost, charged)
+    local slice = cost * p[2]
+    local elapsed = math.max(0, now - charged)
+    if elapsed >= ceil_div(slice, p[5]) then
+      return 0
+    end
+    return slice - elapsed * p[5]
+  end
+
+  ALGORITHMS['gc'].record = function(key, code, p, now, cost, token)
     if p[6] then
       gcra_warm_record(key, p, now, cost)
     else
       gcra_store(key, math.min(gcra_ahead(key, p, now) + cost * p[2], p[1] * p[2]), p[5], now)
     end
-  end,
-  refund = function(key, code, p, now, cost, token, charged)
+  end
+
+  ALGORITHMS['gc'].refund = function(key, code, p, now, cost, token, charged)
     local given = gcra_refunded(p, now, cost, charged)
     if given == 0 then
       return
@@ -164,4 +168,4 @@ ALGORITHMS['gc'] = {
       gcra_store(key, math.max(0, gcra_ahead(key, p, now) - given), p[5], now)
     end
   end
-}
+end

@@ -66,7 +66,7 @@ gcra_warm_store = function(key, ahead, p, now, stored)
   local q, w = p[5], p[6]
   local stored_micros = (stored - math.fmod(stored, q)) / q
   if ahead <= 0 and stored_micros * q >= w then
-    kv_del(key)
+    kv_set(key, false)
     return
   end
   local ticks = math.fmod(ahead, q)
@@ -78,21 +78,23 @@ gcra_warm_store = function(key, ahead, p, now, stored)
   kv_set(key, string.format('%d:%d:%d', micros, ticks, stored_micros), ttl_millis(until_cold))
 end
 
--- Saturates at an empty bucket, unless the arrival time already lies beyond it (cold permits).
-gcra_warm_record = function(key, p, now, cost)
-  local ahead, micros, ticks, stored = gcra_ahead(key, p, now)
-  stored = gcra_stored(p, now, ahead, micros, ticks, stored)
-  local spent = math.min(cost * p[2], stored)
-  local charged = ahead + cost * p[2] + gcra_surcharge(p[6], stored, spent)
-  gcra_warm_store(key, math.max(ahead, math.min(charged, p[1] * p[2])), p, now, stored - spent)
-end
-
--- Gives back ticks of the stable price (gcra_refunded) and keeps the surcharge and the idleness spent: a refund never
--- over-admits.
-gcra_warm_refund = function(key, p, now, given)
-  if kv_get(key) then
+if general then
+  -- Saturates at an empty bucket, unless the arrival time already lies beyond it (cold permits).
+  gcra_warm_record = function(key, p, now, cost)
     local ahead, micros, ticks, stored = gcra_ahead(key, p, now)
     stored = gcra_stored(p, now, ahead, micros, ticks, stored)
-    gcra_warm_store(key, math.max(0, ahead - given), p, now, stored)
+    local spent = math.min(cost * p[2], stored)
+    local charged = ahead + cost * p[2] + gcra_surcharge(p[6], stored, spent)
+    gcra_warm_store(key, math.max(ahead, math.min(charged, p[1] * p[2])), p, now, stored - spent)
+  end
+
+  -- Gives back ticks of the stable price (gcra_refunded) and keeps the surcharge and the idleness spent: a refund never
+  -- over-admits.
+  gcra_warm_refund = function(key, p, now, given)
+    if kv_get(key) then
+      local ahead, micros, ticks, stored = gcra_ahead(key, p, now)
+      stored = gcra_stored(p, now, ahead, micros, ticks, stored)
+      gcra_warm_store(key, math.max(0, ahead - given), p, now, stored)
+    end
   end
 end

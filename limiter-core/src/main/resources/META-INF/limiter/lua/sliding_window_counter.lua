@@ -64,13 +64,17 @@ ALGORITHMS['sc'] = {
   evaluate = counter_evaluate,
   commit = function(key, code, p, now, cost, token, start, after, previous)
     counter_store(key, p[2], now, start, after, previous)
-  end,
-  record = function(key, code, p, now, cost, token)
+  end
+}
+
+if general then
+  ALGORITHMS['sc'].record = function(key, code, p, now, cost, token)
     local window = p[2]
     local at, start, current, previous = counter_read(key, window, now)
     counter_store(key, window, at, start, math.min(p[1], current + cost), previous)
-  end,
-  refund = function(key, code, p, now, cost, token, charged)
+  end
+
+  ALGORITHMS['sc'].refund = function(key, code, p, now, cost, token, charged)
     -- Give back to the window that was charged, whether it is still the current one or now the previous one.
     local window = p[2]
     local start = math.floor(charged / window) * window
@@ -88,4 +92,4 @@ ALGORITHMS['sc'] = {
       kv_set(key, string.format('%d %d %d', s / window, c, pr))
     end
   end
-}
+end

@@ -22,7 +22,7 @@ end
 
 local function log_evaluate(key, code, p, now, cost)
   local limit, window = p[1], p[2]
-  local horizon = '(' .. fmt_int(now - window)
+  local horizon = '(' .. string.format('%d', now - window)
   local count = redis.call('ZCOUNT', key, horizon, '+inf')
   local allowed = count + cost <= limit
   if allowed then
@@ -43,9 +43,9 @@ end
 local LOG_CHUNK = 500
 
 local function log_add(key, window, now, cost, token)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt_int(now - window))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - window))
   local members = log_members(token, cost)
-  local score = fmt_int(now)
+  local score = string.format('%d', now)
   for first = 1, #members, LOG_CHUNK do
     local args = {}
     for i = first, math.min(first + LOG_CHUNK - 1, #members) do
@@ -57,25 +57,29 @@ local function log_add(key, window, now, cost, token)
   redis.call('PEXPIRE', key, ttl_millis(window))
 end
 
-local function log_remove(key, members)
-  for first = 1, #members, LOG_CHUNK do
-    redis.call('ZREM', key, unpack(members, first, math.min(first + LOG_CHUNK - 1, #members)))
-  end
-end
-
 ALGORITHMS['sl'] = {
   evaluate = log_evaluate,
   commit = function(key, code, p, now, cost, token)
     log_add(key, p[2], now, cost, token)
-  end,
-  record = function(key, code, p, now, cost, token)
+  end
+}
+
+if general then
+  local function log_remove(key, members)
+    for first = 1, #members, LOG_CHUNK do
+      redis.call('ZREM', key, unpack(members, first, math.min(first + LOG_CHUNK - 1, #members)))
+    end
+  end
+
+  ALGORITHMS['sl'].record = function(key, code, p, now, cost, token)
     -- Saturating at the limit drops the lowest ranks: the oldest entries and, among entries of one time, the members
     -- that sort first. Recorded members sort last ('~'), so that the entries dropped are admitted calls' own, which a
     -- refund would otherwise free again: a refund must never leave more room than if its call had not come.
     log_add(key, p[2], now, cost, '~' .. token)
     redis.call('ZREMRANGEBYRANK', key, 0, -(p[1] + 1))
-  end,
-  refund = function(key, code, p, now, cost, token, charged)
+  end
+
+  ALGORITHMS['sl'].refund = function(key, code, p, now, cost, token, charged)
     log_remove(key, log_members(token, cost))
   end
-}
+end

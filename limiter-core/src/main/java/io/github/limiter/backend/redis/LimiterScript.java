@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import io.github.limiter.Limit;
 import io.github.limiter.algorithm.Algorithm;
@@ -19,8 +20,13 @@ import io.github.limiter.algorithm.TokenBucket;
 /**
  * The Lua scripts every Redis backend runs, composed once and identified by their SHA-1 for {@code EVALSHA}: the
  * driver {@code decide.lua} ({@link ScriptCall} encodes its arguments) after the algorithm files a call needs, so that
- * a call defines only the Lua functions it runs (defining a function costs Redis time on every call);
- * {@code instances.lua}; and {@code overrides.lua}.
+ * a call defines only the Lua functions it runs (every call of a script defines its functions anew, at about 2,000
+ * Redis instructions each); {@code instances.lua}; and {@code overrides.lua}.
+ *
+ * <p>A deciding script is chosen by a bit mask: one bit per algorithm file, one for the warm-up of token buckets, and
+ * one for the general operations (records, refunds, deletes, decisions over several limits), whose functions the
+ * scripts of calls that only acquire and check single limits, most calls, do not define. Scripts are composed on first
+ * use.
  */
 public final class LimiterScript {
 
@@ -37,13 +43,16 @@ public final class LimiterScript {
 
 	private static final int WARMUP_BIT = 1 << FILES.indexOf(WARMUP);
 
+	/** The bit of the general operations: the script's first line declares {@code general} true. */
+	static final int GENERAL_BIT = 1 << FILES.size();
+
 	/** The bit of each algorithm's file, by ordinal. */
 	private static final int[] FILE_BITS = Arrays.stream(Algorithm.values())
 		.mapToInt(algorithm -> 1 << FILES.indexOf(algorithm.script()))
 		.toArray();
 
-	/** The deciding script of every non-empty set of files, by bit mask. */
-	private static final LimiterScript[] DECIDE = decideScripts();
+	/** The deciding script of each set of files, by bit mask, once composed. */
+	private static final AtomicReferenceArray<LimiterScript> DECIDE = new AtomicReferenceArray<>(GENERAL_BIT << 1);
 
 	private static final LimiterScript INSTANCES = new LimiterScript(compose(List.of(), "instances.lua"));
 
@@ -59,20 +68,35 @@ public final class LimiterScript {
 	}
 
 	/**
-	 * The script that decides on the given limits: it defines the functions of their algorithms, and no others.
+	 * The script that runs every operation on the given limits: it defines the functions of their algorithms, and no
+	 * others.
 	 * @param limits the limits a call decides, at least one
 	 * @return the script
 	 */
 	public static LimiterScript deciding(Collection<? extends Limit> limits) {
-		int files = 0;
+		int files = GENERAL_BIT;
 		for (Limit limit : limits) {
 			files |= files(limit);
 		}
 		return deciding(files);
 	}
 
+	/**
+	 * The deciding script of a set of files.
+	 * @param files the bits of {@link #files(Limit)} of each limit, and {@link #GENERAL_BIT} when a decision of the
+	 * call is not an acquire or a check of a single limit
+	 * @return the script
+	 */
 	static LimiterScript deciding(int files) {
-		return DECIDE[files];
+		LimiterScript script = DECIDE.get(files);
+		if (script == null) {
+			script = new LimiterScript(compose(files));
+			// Two threads may compose the same script: both are equal, and the first one stays.
+			if (!DECIDE.compareAndSet(files, null, script)) {
+				script = DECIDE.get(files);
+			}
+		}
+		return script;
 	}
 
 	/** The bits of the files a limit needs, for {@link #deciding(int)}: its algorithm's, and the warm-up's if it warms up. */
@@ -113,18 +137,14 @@ public final class LimiterScript {
 		return this.sha;
 	}
 
-	private static LimiterScript[] decideScripts() {
-		LimiterScript[] scripts = new LimiterScript[1 << FILES.size()];
-		for (int files = 1; files < scripts.length; files++) {
-			List<String> selected = new ArrayList<>();
-			for (int i = 0; i < FILES.size(); i++) {
-				if ((files & (1 << i)) != 0) {
-					selected.add(FILES.get(i));
-				}
+	private static String compose(int bits) {
+		List<String> selected = new ArrayList<>();
+		for (int i = 0; i < FILES.size(); i++) {
+			if ((bits & (1 << i)) != 0) {
+				selected.add(FILES.get(i));
 			}
-			scripts[files] = new LimiterScript(compose(selected, "decide.lua"));
 		}
-		return scripts;
+		return "local general = " + ((bits & GENERAL_BIT) != 0) + "\n" + compose(selected, "decide.lua");
 	}
 
 	private static String compose(List<String> algorithms, String driver) {

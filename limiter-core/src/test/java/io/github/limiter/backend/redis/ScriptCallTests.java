@@ -82,7 +82,30 @@ class ScriptCallTests {
 		assertThat(LimiterScript.deciding(List.of(BUCKET, WINDOW)).source()).doesNotContain(definition);
 		TokenBucket warming = BUCKET.withWarmup(Duration.ofSeconds(10));
 		assertThat(LimiterScript.deciding(List.of(warming, WINDOW)).source())
-			.containsSubsequence("local function gcra_ahead", definition, "local now = script_now()");
+			.containsSubsequence("local function gcra_ahead", definition, "local now");
+	}
+
+	@Test
+	void aCallOfSinglePermitAcquiresAndChecksSendsTwoArgumentsPerDecisionToAScriptWithoutTheGeneralOperations() {
+		ScriptCall common = new ScriptCall(TIME, 0);
+		common.decide("a", "", LimitRequest.of(BUCKET, "a"), "k1");
+		common.decide("c", "", LimitRequest.of(WINDOW, "b"), "k2");
+		common.decide("a", "", LimitRequest.of(BUCKET, "c"), "k3");
+		assertThat(common.arguments()).endsWith("A", "1", "C", "2", "A", "1");
+		assertThat(common.script().source()).startsWith("local general = false\n");
+
+		ScriptCall costly = new ScriptCall(TIME, 0);
+		costly.decide("a", "", new LimitRequest(BUCKET, "a", 2), "k1");
+		assertThat(costly.arguments()).as("a cost above one: the long form").endsWith("a", "", "1", "1", "2");
+		assertThat(costly.script()).as("still no general operations")
+			.isSameAs(LimiterScript.deciding(LimiterScript.files(BUCKET)));
+		assertThat(costly.script().source()).startsWith("local general = false\n");
+
+		ScriptCall recording = new ScriptCall(TIME, 0);
+		recording.decide("a", "", LimitRequest.of(BUCKET, "a"), "k1");
+		recording.decide("r", "", LimitRequest.of(BUCKET, "b"), "k2");
+		assertThat(recording.script()).isSameAs(LimiterScript.deciding(List.of(BUCKET)));
+		assertThat(recording.script().source()).startsWith("local general = true\n");
 	}
 
 	@Test
