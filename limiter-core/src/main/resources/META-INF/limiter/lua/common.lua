@@ -24,7 +24,8 @@ local function ttl_millis(micros)
 end
 
 -- The string state of the O(1) algorithms goes through these: each key is read at most once per script call and
--- written at most once, at the end (kv_flush), however many decisions the call takes on it. A missing key reads nil.
+-- written at most once, at the end of decide.lua, however many decisions the call takes on it. A missing key reads
+-- nil.
 local kv_values = {}
 local kv_writes = {}
 
@@ -46,18 +47,4 @@ end
 local function kv_set(key, value, ttl)
   kv_values[key] = value
   kv_writes[key] = ttl or kv_writes[key] or true
-end
-
--- Once, at the end of the call.
-local function kv_flush()
-  for key, ttl in pairs(kv_writes) do
-    local value = kv_values[key]
-    if value == false then
-      redis.call('DEL', key)
-    elseif ttl == true then
-      redis.call('SET', key, value, 'KEEPTTL')
-    else
-      redis.call('SET', key, value, 'PX', ttl)
-    end
-  end
 end

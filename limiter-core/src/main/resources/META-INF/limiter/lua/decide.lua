@@ -2,7 +2,7 @@
 -- (io.github.limiter.backend.redis.ScriptCall encodes the arguments and decodes the reply). One call may carry the
 -- decisions a JVM has in flight at once on a key, or on several keys: each is decided exactly as if it had come alone,
 -- in order, at the same Redis time. The O(1) algorithms read a key once and write it once per call, however many
--- decisions the call holds (kv_get, kv_set, kv_flush). This driver is composed with the algorithm files the call needs.
+-- decisions the call holds (kv_get, kv_set, and the writes at the end). This driver is composed with the algorithm files the call needs.
 --
 -- KEYS: the key of each limit of each decision, in order (a key may come several times).
 -- ARGV[1]: '' to read the time from Redis (always, in production), or a time in microseconds (tests only).
@@ -169,5 +169,15 @@ while i <= last do
   end
 end
 
-kv_flush()
+-- The keys written, once each.
+for key, ttl in pairs(kv_writes) do
+  local value = kv_values[key]
+  if value == false then
+    redis.call('DEL', key)
+  elseif ttl == true then
+    redis.call('SET', key, value, 'KEEPTTL')
+  else
+    redis.call('SET', key, value, 'PX', ttl)
+  end
+end
 return reply

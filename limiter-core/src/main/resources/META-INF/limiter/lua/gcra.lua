@@ -112,11 +112,18 @@ local function gcra_evaluate(key, code, p, now, cost)
   return allowed, remaining, retry, ceil_div(ahead_after, q), delay, ahead_after
 end
 
-local function gcra_store(key, ahead, q, now)
+-- Writes the arrival time 'ahead' ticks from now (and, warming, the idleness 'stored'): an admission's commit, and
+-- what record and refund store (with neither cost nor token, which it does not read).
+local function gcra_store(key, code, p, now, cost, token, ahead, stored)
+  if p[6] then
+    gcra_warm_store(key, ahead, p, now, stored)
+    return
+  end
   if ahead <= 0 then
     kv_set(key, false)
     return
   end
+  local q = p[5]
   local ticks = (q == 1) and 0 or math.fmod(ahead, q)
   local micros = now + (ahead - ticks) / q
   if ticks == 0 then
@@ -126,16 +133,7 @@ local function gcra_store(key, ahead, q, now)
   end
 end
 
-ALGORITHMS['gc'] = {
-  evaluate = gcra_evaluate,
-  commit = function(key, code, p, now, cost, token, ahead_after, stored)
-    if p[6] then
-      gcra_warm_store(key, ahead_after, p, now, stored)
-    else
-      gcra_store(key, ahead_after, p[5], now)
-    end
-  end
-}
+ALGORITHMS['gc'] = {evaluate = gcra_evaluate, commit = gcra_store}
 
 if general then
   -- What a refund gives back: the call's time less what has drained since it was charged (its slice drains at most as
@@ -153,7 +151,7 @@ if general then
     if p[6] then
       gcra_warm_record(key, p, now, cost)
     else
-      gcra_store(key, math.min(gcra_ahead(key, p, now) + cost * p[2], p[1] * p[2]), p[5], now)
+      gcra_store(key, code, p, now, nil, nil, math.min(gcra_ahead(key, p, now) + cost * p[2], p[1] * p[2]))
     end
   end
 
@@ -165,7 +163,7 @@ if general then
     if p[6] then
       gcra_warm_refund(key, p, now, given)
     elseif kv_get(key) then
-      gcra_store(key, math.max(0, gcra_ahead(key, p, now) - given), p[5], now)
+      gcra_store(key, code, p, now, nil, nil, math.max(0, gcra_ahead(key, p, now) - given))
     end
   end
 end
