@@ -8,9 +8,11 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 import java.util.function.ToIntFunction;
 
 import io.github.limiter.Decision;
@@ -33,8 +35,8 @@ import io.github.limiter.spi.BackendException;
  * until the client's own timeout (a minute, by default, in Lettuce), and must not hold the lane that long: the replica
  * promoted meanwhile would get nothing to decide.
  *
- * <p>Lanes take no lock: a call joins the lane's queue, and whoever takes one of the lane's free slots (a
- * compare-and-set) sends what the queue holds. An idle lane leaves the map; a caller that still reaches it is served
+ * <p>Lanes take no lock: a call joins the lane's queue, and whoever finds a free slot and nobody sending (a
+ * compare-and-set) sends what the queue holds, in order. An idle lane leaves the map; a caller that still reaches it is served
  * by it all the same, so two lanes of one slot may briefly both have calls in flight, which costs a little coalescing,
  * never correctness (every script call is atomic and exact).
  */
@@ -50,7 +52,7 @@ final class SlotLanes {
 
 	private final int maxWaiting;
 
-	private final int maxInFlight;
+	private final IntSupplier maxInFlight;
 
 	private final BiConsumer<Call, Decision> orphaned;
 
@@ -60,12 +62,13 @@ final class SlotLanes {
 	 * @param slot the lane of a key: its cluster slot, or always the same number on a standalone Redis
 	 * @param maxBatch at most this many calls per script call
 	 * @param maxWaiting at most this many calls waiting per lane
-	 * @param maxInFlight at most this many script calls in flight per lane
+	 * @param maxInFlight at most this many script calls in flight per lane, asked each time the lane sends (the
+	 * client may keep the order of its calls only once connected)
 	 * @param orphaned told of each admission that came back after its caller had stopped waiting (and so never learns
 	 * it), so that its permits can be given back
 	 */
 	SlotLanes(Function<List<Call>, CompletionStage<List<Decision>>> sender, ToIntFunction<String> slot, int maxBatch,
-			int maxWaiting, int maxInFlight, BiConsumer<Call, Decision> orphaned) {
+			int maxWaiting, IntSupplier maxInFlight, BiConsumer<Call, Decision> orphaned) {
 		this.sender = sender;
 		this.slot = slot;
 		this.maxBatch = maxBatch;
@@ -100,25 +103,25 @@ final class SlotLanes {
 	}
 
 	/**
-	 * Sends batches while the lane has calls waiting and a free slot. Whoever frees a slot pumps again, and the
-	 * waiting queue is looked at after every slot is given back, so no call is left behind: a caller that found all
-	 * slots taken was queued before a holder gives its slot back and looks.
+	 * Sends batches while the lane has calls waiting and a free slot. One thread at a time takes and sends them, so
+	 * that batches reach the client in the order their calls arrived; a thread that finds another one sending leaves
+	 * it its calls, and the sender looks at the queue again after letting go. Whoever frees a slot pumps again, so no
+	 * call is left behind: a caller that found all slots taken was queued before a holder gives its slot back and
+	 * looks.
 	 */
 	private void pump(Lane lane) {
-		while (!lane.waiting.isEmpty()) {
-			int inFlight = lane.inFlight.get();
-			if (inFlight >= this.maxInFlight) {
-				return;
+		int maxInFlight = this.maxInFlight.getAsInt();
+		while (!lane.waiting.isEmpty() && lane.inFlight.get() < maxInFlight && lane.sending.compareAndSet(false, true)) {
+			try {
+				List<Call> batch;
+				while (lane.inFlight.get() < maxInFlight && (batch = poll(lane)) != null) {
+					lane.inFlight.incrementAndGet();
+					send(lane, batch);
+				}
 			}
-			if (!lane.inFlight.compareAndSet(inFlight, inFlight + 1)) {
-				continue;
+			finally {
+				lane.sending.set(false);
 			}
-			List<Call> batch = poll(lane);
-			if (batch == null) {
-				lane.inFlight.decrementAndGet();
-				continue;
-			}
-			send(lane, batch);
 		}
 		if (lane.inFlight.get() == 0) {
 			// Idle: leave the map. A caller that still holds this lane is served by it all the same.
@@ -263,8 +266,11 @@ final class SlotLanes {
 		/** Calls queued or being taken: bounds the queue. */
 		final AtomicInteger size = new AtomicInteger();
 
-		/** Batches of this lane in flight (or being taken). */
+		/** Batches of this lane in flight. */
 		final AtomicInteger inFlight = new AtomicInteger();
+
+		/** Held by the one thread taking and sending batches. */
+		final AtomicBoolean sending = new AtomicBoolean();
 
 		Lane(Integer slot) {
 			this.slot = slot;

@@ -1,10 +1,16 @@
 package io.github.limiter.backend.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
 
@@ -36,7 +42,7 @@ class SlotLanesTests {
 		this.sent.add(batch);
 		this.replies.add(reply);
 		return reply;
-	}, key -> 0, 64, 4096, 1, (call, decision) -> this.orphans.add(call.key()));
+	}, key -> 0, 64, 4096, () -> 1, (call, decision) -> this.orphans.add(call.key()));
 
 	/** The keys of admissions that came back after their caller had stopped waiting. */
 	private final List<String> orphans = new CopyOnWriteArrayList<>();
@@ -101,6 +107,58 @@ class SlotLanesTests {
 		assertThat(this.sent).hasSize(3);
 		assertThat(next).isNotDone();
 		assertThat(this.orphans).containsExactly("k1");
+	}
+
+	@Test
+	void batchesReachTheClientInTheOrderTheirCallsArrivedThoughSeveralThreadsSendThem() throws Exception {
+		// Keys in the order the client was handed them, by four threads calling at once, four batches in flight.
+		List<String> received = new CopyOnWriteArrayList<>();
+		List<CompletableFuture<List<Decision>>> pending = new CopyOnWriteArrayList<>();
+		SlotLanes parallel = new SlotLanes(batch -> {
+			batch.forEach(call -> received.add(call.key()));
+			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
+			pending.add(reply);
+			// Answered on another thread, as a client's event loop answers: the next batch may go out before.
+			CompletableFuture.runAsync(() -> reply.complete(batch.stream().map(call -> admitted()).toList()));
+			return reply;
+		}, key -> 0, 8, 100_000, () -> 4, (call, decision) -> {
+		});
+		int threads = 4;
+		int calls = 2_000;
+		CountDownLatch start = new CountDownLatch(1);
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		List<CompletableFuture<Void>> callers = new ArrayList<>();
+		for (int t = 0; t < threads; t++) {
+			String thread = "t" + t + "-";
+			callers.add(CompletableFuture.runAsync(() -> {
+				try {
+					start.await();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				List<CompletableFuture<Decision>> answers = new ArrayList<>();
+				for (int i = 0; i < calls; i++) {
+					answers.add(parallel.submit(thread + i, this.request, Operation.ACQUIRE).toCompletableFuture());
+				}
+				answers.forEach(CompletableFuture::join);
+			}, pool));
+		}
+		start.countDown();
+		try {
+			CompletableFuture.allOf(callers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+		}
+		finally {
+			pool.shutdownNow();
+		}
+
+		assertThat(received).hasSize(threads * calls);
+		for (int t = 0; t < threads; t++) {
+			String thread = "t" + t + "-";
+			assertThat(received.stream().filter(key -> key.startsWith(thread)).toList()).as("the calls of %s", thread)
+				.containsExactlyElementsOf(IntStream.range(0, calls).mapToObj(i -> thread + i).toList());
+		}
+		assertThat(pending).as("calls shared batches").hasSizeLessThan(threads * calls);
 	}
 
 	/** Waits up to 10 s for an assertion that another thread makes true. */
