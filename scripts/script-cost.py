@@ -110,8 +110,9 @@ def redis_binary():
 def compose(lua_dir, algorithm_file):
     # As io.github.limiter.backend.redis.LimiterScript composes the deciding script of calls that only acquire and
     # check single limits. Scripts from before the general flag ignore its line.
+    files = ['common.lua', algorithm_file] + (['time.lua'] if os.path.exists(os.path.join(lua_dir, 'time.lua')) else [])
     return 'local general = false\n' + ''.join(
-        open(os.path.join(lua_dir, f)).read() + '\n' for f in ['common.lua', algorithm_file, 'decide.lua'])
+        open(os.path.join(lua_dir, f)).read() + '\n' for f in files + ['decide.lua'])
 
 
 def decision_call(sha, params, batch, first_key, key_count, prefix, floor, short=False):

@@ -5,8 +5,8 @@ local ALGORITHMS = {}
 -- Integers are written as exact decimal text with string.format('%d', x) (tostring would print 1.7e15 with 14
 -- significant digits), inline: every function a script defines costs each call its creation.
 
--- True only in tests that pass the time in ARGV[1]; production always reads the Redis TIME. (The scripts read the
--- time themselves; Lua turns numeric text into a number in arithmetic, at half the cost of a call of tonumber.)
+-- True only in tests that pass the time in ARGV[1]; production always reads the Redis TIME (time.lua; Lua turns
+-- numeric text into a number in arithmetic, at half the cost of a call of tonumber).
 local virtual_time = ARGV[1] ~= ''
 
 -- A time-to-live in milliseconds for a duration in microseconds, rounded up, at least 1, as text: Redis would print a

@@ -29,14 +29,6 @@
 -- refunds, deletes and decisions over several limits need is defined only when 'general' is true, which the script of
 -- a call that has such a decision declares in its first line (io.github.limiter.backend.redis.LimiterScript).
 
--- The time of this call in microseconds: the Redis TIME, or the test's time.
-local now
-if virtual_time then
-  now = ARGV[1] + 0
-else
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
 -- The call's arguments as locals of this chunk: a global is looked up by name on every use.
 local KEYS, ARGV = KEYS, ARGV
 

@@ -1,14 +1,6 @@
 -- The instances sharing this key prefix: a sorted set of instance IDs scored by the Redis time (milliseconds) at
 -- which each announcement runs out. KEYS[1] the set; ARGV[1] '' (the time comes from Redis); ARGV[2] the instance;
 -- ARGV[3] how long the announcement holds, in milliseconds, or 0 to withdraw. Answers { the number of instances alive }.
--- The time of this call in microseconds: the Redis TIME, or the test's time.
-local now
-if virtual_time then
-  now = ARGV[1] + 0
-else
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
 now = math.floor(now / 1000)
 local ttl = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)

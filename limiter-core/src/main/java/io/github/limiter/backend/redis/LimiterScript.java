@@ -30,6 +30,9 @@ import io.github.limiter.algorithm.TokenBucket;
  */
 public final class LimiterScript {
 
+	/** Reads the time of a call into {@code now}: composed before the drivers that read it. */
+	private static final String TIME = "time.lua";
+
 	/** The warm-up of token buckets, after {@code gcra.lua}: only in the scripts of calls with a warming bucket. */
 	private static final String WARMUP = "gcra_warmup.lua";
 
@@ -54,7 +57,7 @@ public final class LimiterScript {
 	/** The deciding script of each set of files, by bit mask, once composed. */
 	private static final AtomicReferenceArray<LimiterScript> DECIDE = new AtomicReferenceArray<>(GENERAL_BIT << 1);
 
-	private static final LimiterScript INSTANCES = new LimiterScript(compose(List.of(), "instances.lua"));
+	private static final LimiterScript INSTANCES = new LimiterScript(compose(List.of(TIME), "instances.lua"));
 
 	private static final LimiterScript OVERRIDES = new LimiterScript(compose(List.of(), "overrides.lua"));
 
@@ -144,14 +147,16 @@ public final class LimiterScript {
 				selected.add(FILES.get(i));
 			}
 		}
+		selected.add(TIME);
 		return "local general = " + ((bits & GENERAL_BIT) != 0) + "\n" + compose(selected, "decide.lua");
 	}
 
-	private static String compose(List<String> algorithms, String driver) {
+	/** {@code common.lua}, the given files in order, then the driver. */
+	private static String compose(List<String> before, String driver) {
 		StringBuilder source = new StringBuilder();
 		List<String> files = new ArrayList<>();
 		files.add("common.lua");
-		files.addAll(algorithms);
+		files.addAll(before);
 		files.add(driver);
 		for (String file : files) {
 			String path = "META-INF/limiter/lua/" + file;

@@ -36,9 +36,10 @@ import io.github.limiter.spi.BackendException;
  * promoted meanwhile would get nothing to decide.
  *
  * <p>Lanes take no lock: a call joins the lane's queue, and whoever finds a free slot and nobody sending (a
- * compare-and-set) sends what the queue holds, in order. An idle lane leaves the map; a caller that still reaches it is served
- * by it all the same, so two lanes of one slot may briefly both have calls in flight, which costs a little coalescing,
- * never correctness (every script call is atomic and exact).
+ * compare-and-set) sends what the queue holds, in order. An idle lane (nothing in flight, waiting or being sent)
+ * leaves the map; a caller that still reaches it is served by it all the same, so two lanes of one slot may briefly
+ * both have calls in flight, which costs a little coalescing and may let calls that arrive at that very moment go out
+ * in another order, never correctness (every script call is atomic and exact).
  */
 final class SlotLanes {
 
@@ -123,8 +124,9 @@ final class SlotLanes {
 				lane.sending.set(false);
 			}
 		}
-		if (lane.inFlight.get() == 0) {
-			// Idle: leave the map. A caller that still holds this lane is served by it all the same.
+		if (lane.inFlight.get() == 0 && lane.waiting.isEmpty() && !lane.sending.get()) {
+			// Idle: leave the map. A caller that still holds this lane is served by it all the same. (A lane whose
+			// calls another thread is about to send stays: the next calls of their callers must queue behind them.)
 			this.lanes.remove(lane.slot, lane);
 		}
 	}
