@@ -50,14 +50,12 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	static final int MAX_BATCH = 256;
 
 	/**
-	 * Script calls in flight per lane. With one, a call that found the lane busy waited a whole round trip while
-	 * Redis sat idle: 8 callers on 10,000 keys made about 51,000 decisions per second with one and 67,000 with four;
-	 * 64 callers as many or a little more, where batches stay large; a hot key at 64 callers 5-30% fewer, in more and
-	 * smaller batches, still 1.6 times the floor (docs/benchmarks.md, "Four script calls in flight per connection").
-	 * Only to a client that keeps the order of the calls it is sent ({@link RedisScriptExecutor#keepsOrder()}); one
-	 * to any other (a cluster, Redisson, whose pool of connections measured no gain from four either).
+	 * Script calls in flight per lane. One gives the largest batches and the fewest Redis commands, and keeps a lane's
+	 * decisions in arrival order. Four made 8 callers on 10,000 keys about 30% faster (docs/benchmarks.md, "Four script
+	 * calls in flight per connection, measured and not kept"), but Lettuce writes a command sent from its event loop
+	 * at once and one sent from another thread later, so a batch could overtake the one sent before it.
 	 */
-	public static final int MAX_IN_FLIGHT = 4;
+	public static final int MAX_IN_FLIGHT = 1;
 
 	/** At most this many decisions wait for one lane. */
 	static final int MAX_WAITING = 4096;
@@ -100,8 +98,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		// A blocking client (Jedis) waits on its own connection per caller: nothing to coalesce, and a caller's thread
 		// must not end up sending other callers' batches.
 		this.lanes = (coalesce && !executor.blocksCaller()) ? new SlotLanes(this::sendBatch,
-				executor.isCluster() ? KeyLayout::slot : key -> 0, MAX_BATCH, MAX_WAITING,
-				() -> executor.keepsOrder() ? MAX_IN_FLIGHT : 1,
+				executor.isCluster() ? KeyLayout::slot : key -> 0, MAX_BATCH, MAX_WAITING, MAX_IN_FLIGHT,
 				(call, decision) -> this.late.giveBack(List.of(call.request()), decision)) : null;
 		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}

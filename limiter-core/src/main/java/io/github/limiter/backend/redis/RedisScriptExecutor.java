@@ -37,15 +37,4 @@ public interface RedisScriptExecutor {
 		return false;
 	}
 
-	/**
-	 * Whether script calls sent one after the other now run in Redis in the order they were sent, as calls pipelined
-	 * on one connection do. Only to such a client does a lane send several script calls at once: its decisions are
-	 * taken in arrival order, and a client that spreads calls over a pool of connections, or sends them from other
-	 * threads while it connects, could let a later call overtake an earlier one.
-	 * @return {@code true} while the calls share one pipelined connection
-	 */
-	default boolean keepsOrder() {
-		return false;
-	}
-
 }

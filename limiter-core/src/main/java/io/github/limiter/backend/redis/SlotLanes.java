@@ -12,7 +12,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
-import java.util.function.IntSupplier;
 import java.util.function.ToIntFunction;
 
 import io.github.limiter.Decision;
@@ -53,7 +52,7 @@ final class SlotLanes {
 
 	private final int maxWaiting;
 
-	private final IntSupplier maxInFlight;
+	private final int maxInFlight;
 
 	private final BiConsumer<Call, Decision> orphaned;
 
@@ -63,13 +62,12 @@ final class SlotLanes {
 	 * @param slot the lane of a key: its cluster slot, or always the same number on a standalone Redis
 	 * @param maxBatch at most this many calls per script call
 	 * @param maxWaiting at most this many calls waiting per lane
-	 * @param maxInFlight at most this many script calls in flight per lane, asked each time the lane sends (the
-	 * client may keep the order of its calls only once connected)
+	 * @param maxInFlight at most this many script calls in flight per lane
 	 * @param orphaned told of each admission that came back after its caller had stopped waiting (and so never learns
 	 * it), so that its permits can be given back
 	 */
 	SlotLanes(Function<List<Call>, CompletionStage<List<Decision>>> sender, ToIntFunction<String> slot, int maxBatch,
-			int maxWaiting, IntSupplier maxInFlight, BiConsumer<Call, Decision> orphaned) {
+			int maxWaiting, int maxInFlight, BiConsumer<Call, Decision> orphaned) {
 		this.sender = sender;
 		this.slot = slot;
 		this.maxBatch = maxBatch;
@@ -111,7 +109,7 @@ final class SlotLanes {
 	 * looks.
 	 */
 	private void pump(Lane lane) {
-		int maxInFlight = this.maxInFlight.getAsInt();
+		int maxInFlight = this.maxInFlight;
 		while (!lane.waiting.isEmpty() && lane.inFlight.get() < maxInFlight && lane.sending.compareAndSet(false, true)) {
 			try {
 				List<Call> batch;

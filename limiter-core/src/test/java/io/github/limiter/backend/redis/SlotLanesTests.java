@@ -42,7 +42,7 @@ class SlotLanesTests {
 		this.sent.add(batch);
 		this.replies.add(reply);
 		return reply;
-	}, key -> 0, 64, 4096, () -> 1, (call, decision) -> this.orphans.add(call.key()));
+	}, key -> 0, 64, 4096, 1, (call, decision) -> this.orphans.add(call.key()));
 
 	/** The keys of admissions that came back after their caller had stopped waiting. */
 	private final List<String> orphans = new CopyOnWriteArrayList<>();
@@ -121,7 +121,7 @@ class SlotLanesTests {
 			// Answered on another thread, as a client's event loop answers: the next batch may go out before.
 			CompletableFuture.runAsync(() -> reply.complete(batch.stream().map(call -> admitted()).toList()));
 			return reply;
-		}, key -> 0, 8, 100_000, () -> 4, (call, decision) -> {
+		}, key -> 0, 8, 100_000, 4, (call, decision) -> {
 		});
 		int threads = 4;
 		int calls = 2_000;

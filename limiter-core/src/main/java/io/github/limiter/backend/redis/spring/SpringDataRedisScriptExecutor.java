@@ -131,17 +131,6 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 		return connect().thenComposeAsync(done -> executeConnected(script, encodedKeys, encodedArgs), CONNECTOR);
 	}
 
-	/**
-	 * Once the factory's shared native connection to a standalone Redis is in use and open: until then, calls may wait
-	 * for a connection on other threads, or take one each from a pool; and a cluster connection opens the connection
-	 * to each master when it first needs it, sending the commands that waited for it in no set order.
-	 */
-	@Override
-	public boolean keepsOrder() {
-		Object commands = this.shared;
-		return commands != null && !this.cluster && LettuceAsync.isOpen(commands);
-	}
-
 	/** Opens the first connection on a background thread, once at a time; a failed attempt is retried by the next call. */
 	private CompletableFuture<Void> connect() {
 		while (true) {
