@@ -52,8 +52,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	/**
 	 * Script calls in flight per lane. One gives the largest batches and the fewest Redis commands, and keeps a lane's
 	 * decisions in arrival order. Four made 8 callers on 10,000 keys about 30% faster (docs/benchmarks.md, "Four script
-	 * calls in flight per connection, measured and not kept"), but Lettuce writes a command sent from its event loop
-	 * at once and one sent from another thread later, so a batch could overtake the one sent before it.
+	 * calls in flight per connection, measured and not kept"), but batches then overtook each other, most likely
+	 * because Netty writes a command sent from the connection's event loop at once and one from another thread later.
 	 */
 	public static final int MAX_IN_FLIGHT = 1;
 
