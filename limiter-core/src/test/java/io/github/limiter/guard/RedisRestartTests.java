@@ -145,9 +145,9 @@ class RedisRestartTests {
 			long consumed = this.limit.capacity() - state.remaining() - 1;
 			long replayed = consumed - admittedByRedisAfterRestart.get();
 			assertThat(errors.get()).as("errors reaching callers").isZero();
-			// Commands sent to the dead Redis and replayed on the new one: the connection's lane has one batch in
-			// flight, which holds at most one call per thread; the calls that waited behind it gave up (their deadline)
-			// and are never sent. Twice that, since a lane leaving the map may briefly let a second batch out.
+			// Commands sent to the dead Redis and replayed on the new one: the batches the connection's lane has in
+			// flight hold at most one call per thread together; the calls that waited behind them gave up (their
+			// deadline) and are never sent. Twice that, since a lane leaving the map may briefly let more batches out.
 			long bound = 2L * threads;
 			assertThat(replayed).as("permits consumed that no caller was told about").isBetween(0L, bound);
 			System.out.println("Redis killed for 1.5 s and restarted on port " + port + ": Redis decides again "

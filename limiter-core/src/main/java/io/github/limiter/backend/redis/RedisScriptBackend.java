@@ -50,12 +50,13 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	static final int MAX_BATCH = 256;
 
 	/**
-	 * Script calls in flight per lane. One gives the largest batches and the fewest Redis commands, and keeps a lane's
-	 * decisions in arrival order. Four made 8 callers on 10,000 keys about 30% faster (docs/benchmarks.md, "Four script
-	 * calls in flight per connection, measured and not kept"), but batches then overtook each other, most likely
-	 * because Netty writes a command sent from the connection's event loop at once and one from another thread later.
+	 * Script calls in flight per lane. With one, a call that found the lane busy waited a whole round trip while
+	 * Redis sat idle: 8 callers on 10,000 keys made about 51,000 decisions per second with one and 67,000 with four
+	 * (docs/benchmarks.md, "Four script calls in flight per connection"). Only when the calling thread sends to a
+	 * client that keeps the order of what it is sent ({@link RedisScriptExecutor#keepsOrder()}); one otherwise, and
+	 * one for a batch sent on a reply (see {@link SlotLanes}).
 	 */
-	public static final int MAX_IN_FLIGHT = 1;
+	public static final int MAX_IN_FLIGHT = 4;
 
 	/** At most this many decisions wait for one lane. */
 	static final int MAX_WAITING = 4096;
@@ -98,7 +99,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		// A blocking client (Jedis) waits on its own connection per caller: nothing to coalesce, and a caller's thread
 		// must not end up sending other callers' batches.
 		this.lanes = (coalesce && !executor.blocksCaller()) ? new SlotLanes(this::sendBatch,
-				executor.isCluster() ? KeyLayout::slot : key -> 0, MAX_BATCH, MAX_WAITING, MAX_IN_FLIGHT,
+				executor.isCluster() ? KeyLayout::slot : key -> 0, MAX_BATCH, MAX_WAITING,
+				() -> executor.keepsOrder() ? MAX_IN_FLIGHT : 1,
 				(call, decision) -> this.late.giveBack(List.of(call.request()), decision)) : null;
 		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}
@@ -155,31 +157,50 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 				return CompletableFuture.completedFuture(known);
 			}
 		}
-		CompletableFuture<Decision> decision;
+		// The caller holds the very future the lane (or deliver) completes: a caller that gives up (the guard's
+		// deadline) completes it, so a call still waiting is never sent and an admission that comes after is given
+		// back there. A rejection is remembered before the future completes, so that the caller's next call already
+		// finds it.
+		CompletableFuture<Decision> answer = (this.denials == null) ? new CompletableFuture<>()
+				: new RememberedRejection(key, request, sent, generation);
 		if (this.lanes != null) {
-			decision = this.lanes.submit(key, request, operation).toCompletableFuture();
+			this.lanes.submit(new SlotLanes.Call(key, request, operation, answer));
 		}
 		else {
-			CompletableFuture<Decision> answer = new CompletableFuture<>();
 			sendBatch(List.of(new SlotLanes.Call(key, request, operation, answer)))
 				.whenComplete((decisions, failure) -> this.late.deliver(answer, List.of(request), operation,
 						(failure == null) ? decisions.get(0) : null, failure));
-			decision = answer;
 		}
-		if (this.denials == null) {
-			return decision;
+		return answer;
+	}
+
+	/** A caller's future that tells the denial cache of a rejection before anyone learns it. */
+	private final class RememberedRejection extends CompletableFuture<Decision> {
+
+		private final String key;
+
+		private final LimitRequest request;
+
+		private final long sentMicros;
+
+		private final long generation;
+
+		RememberedRejection(String key, LimitRequest request, long sentMicros, long generation) {
+			this.key = key;
+			this.request = request;
+			this.sentMicros = sentMicros;
+			this.generation = generation;
 		}
-		long sentAt = sent;
-		long sentGeneration = generation;
-		// The caller holds the very future the lane (or deliver) completes: a caller that gives up (the guard's
-		// deadline) completes it, so a call still waiting is never sent and an admission that comes after is given
-		// back there. Rejections are remembered on the side.
-		decision.whenComplete((answer, failure) -> {
-			if (failure == null && !answer.allowed()) {
-				this.denials.remember(key, request.limit(), request.cost(), answer, sentAt, sentGeneration);
+
+		@Override
+		public boolean complete(Decision decision) {
+			if (!decision.allowed()) {
+				RedisScriptBackend.this.denials.remember(this.key, this.request.limit(), this.request.cost(), decision,
+						this.sentMicros, this.generation);
 			}
-		});
-		return decision;
+			return super.complete(decision);
+		}
+
 	}
 
 	/**

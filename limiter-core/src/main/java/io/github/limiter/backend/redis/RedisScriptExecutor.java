@@ -37,4 +37,17 @@ public interface RedisScriptExecutor {
 		return false;
 	}
 
+	/**
+	 * Whether a script call sent from the current thread now runs in Redis after every call other threads sent
+	 * before it, as calls pipelined on one connection do when the connection's own thread writes them all. Only then
+	 * does a lane send several script calls at once: its decisions are taken in arrival order, and a client that
+	 * spreads calls over a pool of connections, sends them from other threads while it connects, or writes a call
+	 * from its own thread at once while calls handed over by other threads still wait for that thread, could let a
+	 * later call overtake an earlier one.
+	 * @return {@code true} when calls sent from this thread keep their order
+	 */
+	default boolean keepsOrder() {
+		return false;
+	}
+
 }

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 import java.util.function.ToIntFunction;
 
 import io.github.limiter.Decision;
@@ -52,7 +53,7 @@ final class SlotLanes {
 
 	private final int maxWaiting;
 
-	private final int maxInFlight;
+	private final IntSupplier maxInFlight;
 
 	private final BiConsumer<Call, Decision> orphaned;
 
@@ -62,12 +63,13 @@ final class SlotLanes {
 	 * @param slot the lane of a key: its cluster slot, or always the same number on a standalone Redis
 	 * @param maxBatch at most this many calls per script call
 	 * @param maxWaiting at most this many calls waiting per lane
-	 * @param maxInFlight at most this many script calls in flight per lane
+	 * @param maxInFlight at most this many script calls in flight per lane when a caller sends, asked each time (the
+	 * client may keep the order of calls only once connected, and only for calls sent from some threads)
 	 * @param orphaned told of each admission that came back after its caller had stopped waiting (and so never learns
 	 * it), so that its permits can be given back
 	 */
 	SlotLanes(Function<List<Call>, CompletionStage<List<Decision>>> sender, ToIntFunction<String> slot, int maxBatch,
-			int maxWaiting, int maxInFlight, BiConsumer<Call, Decision> orphaned) {
+			int maxWaiting, IntSupplier maxInFlight, BiConsumer<Call, Decision> orphaned) {
 		this.sender = sender;
 		this.slot = slot;
 		this.maxBatch = maxBatch;
@@ -77,14 +79,11 @@ final class SlotLanes {
 	}
 
 	/**
-	 * Decides one call, alone or with the other calls in flight on its key.
-	 * @param key the Redis key
-	 * @param request the request
-	 * @param operation ACQUIRE, CHECK or SHADOW
-	 * @return the decision
+	 * Decides one call, alone or with the other calls in flight on its lane, and completes its future.
+	 * @param call the call
 	 */
-	CompletionStage<Decision> submit(String key, LimitRequest request, Operation operation) {
-		Call call = new Call(key, request, operation, new CompletableFuture<>());
+	void submit(Call call) {
+		String key = call.key();
 		Integer slot = this.slot.applyAsInt(key);
 		Lane lane = this.lanes.get(slot);
 		if (lane == null) {
@@ -94,11 +93,10 @@ final class SlotLanes {
 			lane.size.decrementAndGet();
 			call.future.completeExceptionally(new BackendException(this.maxWaiting
 					+ " decisions are already waiting for Redis (cluster slot " + slot + ")", null));
-			return call.future;
+			return;
 		}
 		lane.waiting.add(call);
-		pump(lane);
-		return call.future;
+		pump(lane, false);
 	}
 
 	/**
@@ -107,9 +105,16 @@ final class SlotLanes {
 	 * it its calls, and the sender looks at the queue again after letting go. Whoever frees a slot pumps again, so no
 	 * call is left behind: a caller that found all slots taken was queued before a holder gives its slot back and
 	 * looks.
+	 *
+	 * <p>A batch sent on a reply goes out only when nothing else is in flight. The thread that delivers a reply is
+	 * usually the connection's own (Lettuce's event loop), and a client writes what that thread sends at once, ahead
+	 * of calls other threads handed it earlier that still wait for that thread: with several batches in flight, a
+	 * batch sent from there could overtake one a caller had just sent. The calls left waiting go with the next caller
+	 * to arrive, or on the reply that empties the lane.
+	 * @param onReply whether this runs on the thread that delivered a reply
 	 */
-	private void pump(Lane lane) {
-		int maxInFlight = this.maxInFlight;
+	private void pump(Lane lane, boolean onReply) {
+		int maxInFlight = onReply ? 1 : this.maxInFlight.getAsInt();
 		while (!lane.waiting.isEmpty() && lane.inFlight.get() < maxInFlight && lane.sending.compareAndSet(false, true)) {
 			try {
 				List<Call> batch;
@@ -194,7 +199,7 @@ final class SlotLanes {
 		void replied() {
 			if (this.waiting.getAndSet(0) > 0) {
 				this.lane.inFlight.decrementAndGet();
-				pump(this.lane);
+				pump(this.lane, true);
 			}
 		}
 
@@ -206,7 +211,7 @@ final class SlotLanes {
 		void answeredOrGaveUp() {
 			if (this.waiting.decrementAndGet() == 0) {
 				this.lane.inFlight.decrementAndGet();
-				ForkJoinPool.commonPool().execute(() -> pump(this.lane));
+				ForkJoinPool.commonPool().execute(() -> pump(this.lane, false));
 			}
 		}
 

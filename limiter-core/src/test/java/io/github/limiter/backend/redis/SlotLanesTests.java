@@ -42,16 +42,16 @@ class SlotLanesTests {
 		this.sent.add(batch);
 		this.replies.add(reply);
 		return reply;
-	}, key -> 0, 64, 4096, 1, (call, decision) -> this.orphans.add(call.key()));
+	}, key -> 0, 64, 4096, () -> 1, (call, decision) -> this.orphans.add(call.key()));
 
 	/** The keys of admissions that came back after their caller had stopped waiting. */
 	private final List<String> orphans = new CopyOnWriteArrayList<>();
 
 	@Test
 	void callsArrivingWhileABatchIsInFlightWaitAndGoTogether() {
-		CompletableFuture<Decision> first = this.lanes.submit("k1", this.request, Operation.ACQUIRE).toCompletableFuture();
-		CompletableFuture<Decision> second = this.lanes.submit("k2", this.request, Operation.ACQUIRE).toCompletableFuture();
-		CompletableFuture<Decision> third = this.lanes.submit("k3", this.request, Operation.ACQUIRE).toCompletableFuture();
+		CompletableFuture<Decision> first = submit(this.lanes, "k1");
+		CompletableFuture<Decision> second = submit(this.lanes, "k2");
+		CompletableFuture<Decision> third = submit(this.lanes, "k3");
 		assertThat(this.sent).as("one batch in flight, the others wait").hasSize(1);
 
 		this.replies.get(0).complete(List.of(admitted()));
@@ -65,8 +65,8 @@ class SlotLanesTests {
 	@Test
 	void aBatchWhoseCallersAllGaveUpNoLongerHoldsTheLane() {
 		// A script call sent to a master that died: its reply comes only when the client times out, a minute later.
-		CompletableFuture<Decision> lost = this.lanes.submit("k1", this.request, Operation.ACQUIRE).toCompletableFuture();
-		CompletableFuture<Decision> waiting = this.lanes.submit("k2", this.request, Operation.ACQUIRE).toCompletableFuture();
+		CompletableFuture<Decision> lost = submit(this.lanes, "k1");
+		CompletableFuture<Decision> waiting = submit(this.lanes, "k2");
 		assertThat(this.sent).hasSize(1);
 
 		lost.completeExceptionally(new TimeoutException("the guard's deadline"));
@@ -81,8 +81,8 @@ class SlotLanesTests {
 		assertThat(waiting).isCompletedWithValueMatching(Decision::allowed);
 
 		// The lost reply, when it finally comes, gives back no slot twice: one batch in flight at a time still.
-		CompletableFuture<Decision> later = this.lanes.submit("k3", this.request, Operation.ACQUIRE).toCompletableFuture();
-		CompletableFuture<Decision> queued = this.lanes.submit("k4", this.request, Operation.ACQUIRE).toCompletableFuture();
+		CompletableFuture<Decision> later = submit(this.lanes, "k3");
+		CompletableFuture<Decision> queued = submit(this.lanes, "k4");
 		this.replies.get(0).complete(List.of(admitted()));
 		assertThat(this.sent).as("k3 in flight, k4 waiting for it").hasSize(3);
 		assertThat(later).isNotDone();
@@ -92,12 +92,12 @@ class SlotLanesTests {
 
 	@Test
 	void aBatchHoldsTheLaneWhileOneOfItsCallersStillWaits() {
-		this.lanes.submit("k0", this.request, Operation.ACQUIRE);
-		CompletableFuture<Decision> gaveUp = this.lanes.submit("k1", this.request, Operation.ACQUIRE).toCompletableFuture();
-		CompletableFuture<Decision> patient = this.lanes.submit("k2", this.request, Operation.ACQUIRE).toCompletableFuture();
+		submit(this.lanes, "k0");
+		CompletableFuture<Decision> gaveUp = submit(this.lanes, "k1");
+		CompletableFuture<Decision> patient = submit(this.lanes, "k2");
 		this.replies.get(0).complete(List.of(admitted()));
 		assertThat(this.sent).hasSize(2);
-		CompletableFuture<Decision> next = this.lanes.submit("k3", this.request, Operation.ACQUIRE).toCompletableFuture();
+		CompletableFuture<Decision> next = submit(this.lanes, "k3");
 
 		gaveUp.completeExceptionally(new TimeoutException("the guard's deadline"));
 
@@ -121,7 +121,7 @@ class SlotLanesTests {
 			// Answered on another thread, as a client's event loop answers: the next batch may go out before.
 			CompletableFuture.runAsync(() -> reply.complete(batch.stream().map(call -> admitted()).toList()));
 			return reply;
-		}, key -> 0, 8, 100_000, 4, (call, decision) -> {
+		}, key -> 0, 8, 100_000, () -> 4, (call, decision) -> {
 		});
 		int threads = 4;
 		int calls = 2_000;
@@ -139,7 +139,7 @@ class SlotLanesTests {
 				}
 				List<CompletableFuture<Decision>> answers = new ArrayList<>();
 				for (int i = 0; i < calls; i++) {
-					answers.add(parallel.submit(thread + i, this.request, Operation.ACQUIRE).toCompletableFuture());
+					answers.add(submit(parallel, thread + i));
 				}
 				answers.forEach(CompletableFuture::join);
 			}, pool));
@@ -159,6 +159,47 @@ class SlotLanesTests {
 				.containsExactlyElementsOf(IntStream.range(0, calls).mapToObj(i -> thread + i).toList());
 		}
 		assertThat(pending).as("calls shared batches").hasSizeLessThan(threads * calls);
+	}
+
+	@Test
+	void aReplySendsTheNextBatchOnlyWhenNothingElseIsInFlightWhileCallersSendUpToTheLimit() {
+		SlotLanes four = new SlotLanes(batch -> {
+			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
+			this.sent.add(batch);
+			this.replies.add(reply);
+			return reply;
+		}, key -> 0, 64, 4096, () -> 4, (call, decision) -> {
+		});
+		for (int i = 0; i < 6; i++) {
+			submit(four, "k" + i);
+		}
+		assertThat(this.sent).as("four calls go alone, two wait").hasSize(4);
+
+		// A reply's thread is usually the connection's, whose writes overtake those other threads handed it before.
+		this.replies.get(0).complete(List.of(admitted()));
+		this.replies.get(1).complete(List.of(admitted()));
+		assertThat(this.sent).as("two batches still in flight: nothing sent on a reply").hasSize(4);
+
+		submit(four, "k6");
+		assertThat(this.sent).as("a caller sends what waits, with its own call").hasSize(5);
+		assertThat(this.sent.get(4)).extracting(SlotLanes.Call::key).containsExactly("k4", "k5", "k6");
+
+		submit(four, "k7");
+		submit(four, "k8");
+		assertThat(this.sent).as("k7 in the fourth slot, k8 waits").hasSize(6);
+		this.replies.get(2).complete(List.of(admitted()));
+		this.replies.get(3).complete(List.of(admitted()));
+		this.replies.get(4).complete(List.of(admitted(), admitted(), admitted()));
+		assertThat(this.sent).as("k7 still in flight").hasSize(6);
+		this.replies.get(5).complete(List.of(admitted()));
+		assertThat(this.sent).as("the reply that empties the lane sends what waits").hasSize(7);
+		assertThat(this.sent.get(6)).extracting(SlotLanes.Call::key).containsExactly("k8");
+	}
+
+	private CompletableFuture<Decision> submit(SlotLanes lanes, String key) {
+		CompletableFuture<Decision> answer = new CompletableFuture<>();
+		lanes.submit(new SlotLanes.Call(key, this.request, Operation.ACQUIRE, answer));
+		return answer;
 	}
 
 	/** Waits up to 10 s for an assertion that another thread makes true. */

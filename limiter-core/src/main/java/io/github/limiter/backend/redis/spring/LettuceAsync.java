@@ -9,6 +9,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.netty.util.concurrent.FastThreadLocalThread;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -48,6 +49,14 @@ final class LettuceAsync {
 			return standalone.getStatefulConnection().isOpen();
 		}
 		return ((RedisAdvancedClusterAsyncCommands<?, ?>) commands).getStatefulConnection().isOpen();
+	}
+
+	/**
+	 * Whether the current thread is one of Netty's (Lettuce's event loops are, with its default thread factory): a
+	 * command it sends may be written at once, ahead of commands other threads handed the connection before.
+	 */
+	static boolean onEventLoop() {
+		return Thread.currentThread() instanceof FastThreadLocalThread;
 	}
 
 	/**

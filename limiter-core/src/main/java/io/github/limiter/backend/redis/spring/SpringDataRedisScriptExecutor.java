@@ -131,6 +131,19 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 		return connect().thenComposeAsync(done -> executeConnected(script, encodedKeys, encodedArgs), CONNECTOR);
 	}
 
+	/**
+	 * Once the factory's shared native connection to a standalone Redis is in use and open, and the calling thread is
+	 * not one of Netty's: until then, calls may wait for a connection on other threads, or take one each from a pool;
+	 * a cluster connection opens the connection to each master when it first needs it, sending the commands that
+	 * waited for it in no set order; and Netty writes at once what its event loop sends, ahead of what other threads
+	 * handed the connection before.
+	 */
+	@Override
+	public boolean keepsOrder() {
+		Object commands = this.shared;
+		return commands != null && !this.cluster && LettuceAsync.isOpen(commands) && !LettuceAsync.onEventLoop();
+	}
+
 	/** Opens the first connection on a background thread, once at a time; a failed attempt is retried by the next call. */
 	private CompletableFuture<Void> connect() {
 		while (true) {
@@ -156,8 +169,10 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 	private CompletionStage<List<Object>> executeConnected(LimiterScript script, byte[][] keys, byte[][] args) {
 		Object commands = LettuceAsync.sharedCommands(this.connectionFactory);
 		if (commands != null) {
+			CompletionStage<List<Object>> reply = LettuceAsync.evalSha(commands, script, keys, args);
+			// Only now: a call sent directly on the shared connection must not go out before this one.
 			this.shared = commands;
-			return LettuceAsync.evalSha(commands, script, keys, args);
+			return reply;
 		}
 		RedisConnection connection = this.connectionFactory.getConnection();
 		CompletionStage<List<Object>> reply;
