@@ -52,7 +52,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	/**
 	 * Script calls in flight per lane. With one, a call that found the lane busy waited a whole round trip while
 	 * Redis sat idle: 8 callers on 10,000 keys made about 51,000 decisions per second with one and 67,000 with four
-	 * (docs/benchmarks.md, "Four script calls in flight per connection"). Only when the calling thread sends to a
+	 * (docs/benchmarks.md, "Four script calls in flight per connection"); beyond the first, while the batches in
+	 * flight hold fewer than {@link SlotLanes#MAX_CALLS_IN_FLIGHT} calls. Only when the calling thread sends to a
 	 * client that keeps the order of what it is sent ({@link RedisScriptExecutor#keepsOrder()}); one otherwise, and
 	 * one for a batch sent on a reply (see {@link SlotLanes}).
 	 */

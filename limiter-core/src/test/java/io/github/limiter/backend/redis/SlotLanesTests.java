@@ -196,6 +196,36 @@ class SlotLanesTests {
 		assertThat(this.sent.get(6)).extracting(SlotLanes.Call::key).containsExactly("k8");
 	}
 
+	@Test
+	void whileManyCallsAreInFlightTheNextOnesWaitForOneLargeBatchInsteadOfGoingInSmallOnes() {
+		SlotLanes four = new SlotLanes(batch -> {
+			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
+			this.sent.add(batch);
+			this.replies.add(reply);
+			return reply;
+		}, key -> 0, 64, 4096, () -> 4, (call, decision) -> {
+		});
+		int many = SlotLanes.MAX_CALLS_IN_FLIGHT + 4;
+		submit(four, "first");
+		for (int i = 0; i < many; i++) {
+			submit(four, "a" + i);
+		}
+		// "first" alone, then one batch per call while few are in flight: a0, a1, a2 fill the four slots.
+		assertThat(this.sent).hasSize(4);
+		for (int i = 0; i < 4; i++) {
+			this.replies.get(i).complete(List.of(admitted()));
+		}
+		assertThat(this.sent).as("the reply that emptied the lane sent what waited").hasSize(5);
+		assertThat(this.sent.get(4)).hasSize(many - 3);
+
+		submit(four, "c");
+		submit(four, "d");
+		assertThat(this.sent).as("%d calls in flight: c and d wait though three slots are free", many - 3).hasSize(5);
+		this.replies.get(4).complete(this.sent.get(4).stream().map(call -> admitted()).toList());
+		assertThat(this.sent).hasSize(6);
+		assertThat(this.sent.get(5)).extracting(SlotLanes.Call::key).containsExactly("c", "d");
+	}
+
 	private CompletableFuture<Decision> submit(SlotLanes lanes, String key) {
 		CompletableFuture<Decision> answer = new CompletableFuture<>();
 		lanes.submit(new SlotLanes.Call(key, this.request, Operation.ACQUIRE, answer));
