@@ -43,7 +43,9 @@ public interface RedisScriptExecutor {
 	 * does a lane send several script calls at once: its decisions are taken in arrival order, and a client that
 	 * spreads calls over a pool of connections, sends them from other threads while it connects, or writes a call
 	 * from its own thread at once while calls handed over by other threads still wait for that thread, could let a
-	 * later call overtake an earlier one.
+	 * later call overtake an earlier one. (One exception no client avoids: when Redis has lost the script, each call
+	 * in flight is answered {@code NOSCRIPT} and sent again with its source, on its own reply, so a later call sent
+	 * after the first reload can run before an earlier one's reload. It happens once per restart, flush or failover.)
 	 * @return {@code true} when calls sent from this thread keep their order
 	 */
 	default boolean keepsOrder() {

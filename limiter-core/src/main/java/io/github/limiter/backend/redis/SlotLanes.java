@@ -22,9 +22,9 @@ import io.github.limiter.spi.BackendException;
 
 /**
  * Coalesces the decisions this JVM has in flight at once on one Redis connection: one lane per cluster slot (on a
- * standalone Redis, one lane). A few script calls per lane are in flight (up to four, while they hold fewer than
- * {@link #MAX_CALLS_IN_FLIGHT} calls); calls that arrive meanwhile wait in the lane and go together in the next script
- * call, which decides each of them in arrival order, on whatever keys and limits
+ * standalone Redis, one lane). A few script calls per lane are in flight (up to four; a second or later one only while
+ * those in flight hold fewer than {@link #MAX_CALLS_IN_FLIGHT} calls); calls that arrive meanwhile wait in the lane
+ * and go together in the next script call, which decides each of them in arrival order, on whatever keys and limits
  * ({@code decide.lua}). Every caller still gets its own exact decision; many callers cost one round trip and one
  * script run per batch instead of one per call, and a call that finds nothing in flight goes straight out.
  *
@@ -115,19 +115,19 @@ final class SlotLanes {
 	 * call is left behind: a caller that found all slots taken was queued before a holder gives its slot back and
 	 * looks.
 	 *
-	 * <p>A batch sent on a reply goes out only when nothing else is in flight. The thread that delivers a reply is
-	 * usually the connection's own (Lettuce's event loop), and a client writes what that thread sends at once, ahead
-	 * of calls other threads handed it earlier that still wait for that thread: with several batches in flight, a
-	 * batch sent from there could overtake one a caller had just sent. The calls left waiting go with the next caller
-	 * to arrive, or on the reply that empties the lane.
+	 * <p>A batch sent on a reply goes out only when nothing else is in flight (nothing a caller still waits for: a
+	 * batch whose callers all gave up no longer counts, and its admissions are given back whatever its place). The
+	 * thread that delivers a reply is usually the connection's own (Lettuce's event loop), and a client writes what
+	 * that thread sends at once, ahead of calls other threads handed it earlier that still wait for that thread: with
+	 * several batches in flight, a batch sent from there could overtake one a caller had just sent. The calls left
+	 * waiting go with the next caller to arrive, or on the reply that empties the lane.
 	 * @param onReply whether this runs on the thread that delivered a reply
 	 */
 	private void pump(Lane lane, boolean onReply) {
-		int maxInFlight = onReply ? 1 : this.maxInFlight.getAsInt();
-		while (!lane.waiting.isEmpty() && lane.free(maxInFlight) && lane.sending.compareAndSet(false, true)) {
+		while (!lane.waiting.isEmpty() && lane.free(maxInFlight(onReply)) && lane.sending.compareAndSet(false, true)) {
 			try {
 				List<Call> batch;
-				while (lane.free(maxInFlight) && (batch = poll(lane)) != null) {
+				while (lane.free(maxInFlight(onReply)) && (batch = poll(lane)) != null) {
 					lane.inFlight.incrementAndGet();
 					lane.callsInFlight.addAndGet(batch.size());
 					send(lane, batch);
@@ -142,6 +142,11 @@ final class SlotLanes {
 			// calls another thread is about to send stays: the next calls of their callers must queue behind them.)
 			this.lanes.remove(lane.slot, lane);
 		}
+	}
+
+	/** Batches a lane may have in flight, asked before each batch: the client's answer changes as it connects. */
+	private int maxInFlight(boolean onReply) {
+		return onReply ? 1 : this.maxInFlight.getAsInt();
 	}
 
 	/** Up to {@code maxBatch} waiting calls that nobody gave up on, or {@code null}. */
@@ -214,7 +219,10 @@ final class SlotLanes {
 			this.lane.inFlight.decrementAndGet();
 		}
 
-		/** The reply came: the slot goes back (unless every caller had given up already) and what waits is sent. */
+		/**
+		 * The reply came: the slot goes back (unless every caller had given up already), and what waits is sent if
+		 * nothing else is in flight.
+		 */
 		void replied() {
 			if (this.waiting.getAndSet(0) > 0) {
 				giveBack();
