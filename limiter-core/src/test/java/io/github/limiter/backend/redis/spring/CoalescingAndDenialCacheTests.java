@@ -84,6 +84,21 @@ class CoalescingAndDenialCacheTests {
 	}
 
 	@Test
+	void severalScriptCallsGoOutAtOnceOnlyFromThreadsWhoseWritesQueueBehindEarlierOnes() throws Exception {
+		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
+		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix()).build());
+		assertThat(redis.keepsOrder()).as("before the shared connection is in use").isFalse();
+		redis.connect(limiter);
+
+		// A Netty thread (Lettuce's event loop, with its default thread factory) writes at once what it sends.
+		CompletableFuture<Boolean> onNettyThread = new CompletableFuture<>();
+		Thread netty = new io.netty.util.concurrent.FastThreadLocalThread(() -> onNettyThread.complete(redis.keepsOrder()));
+		netty.start();
+		assertThat(onNettyThread.get(10, TimeUnit.SECONDS)).as("from a Netty thread").isFalse();
+		assertThat(redis.keepsOrder()).as("from this thread").isTrue();
+	}
+
+	@Test
 	void decisionsInFlightTogetherOnManyKeysShareScriptCallsAndEachGetsItsOwnExactAnswer() {
 		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
 		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix())
