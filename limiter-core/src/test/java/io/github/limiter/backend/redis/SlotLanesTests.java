@@ -36,13 +36,8 @@ class SlotLanesTests {
 	/** The thread that sent each batch. */
 	private final List<Thread> senders = new CopyOnWriteArrayList<>();
 
-	private final SlotLanes lanes = new SlotLanes(batch -> {
-		CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
-		this.senders.add(Thread.currentThread());
-		this.sent.add(batch);
-		this.replies.add(reply);
-		return reply;
-	}, key -> 0, 64, 4096, () -> 1, (call, decision) -> this.orphans.add(call.key()));
+	/** One script call in flight per lane. */
+	private final SlotLanes lanes = recordingLanes(1);
 
 	/** The keys of admissions that came back after their caller had stopped waiting. */
 	private final List<String> orphans = new CopyOnWriteArrayList<>();
@@ -163,13 +158,7 @@ class SlotLanesTests {
 
 	@Test
 	void aReplySendsTheNextBatchOnlyWhenNothingElseIsInFlightWhileCallersSendUpToTheLimit() {
-		SlotLanes four = new SlotLanes(batch -> {
-			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
-			this.sent.add(batch);
-			this.replies.add(reply);
-			return reply;
-		}, key -> 0, 64, 4096, () -> 4, (call, decision) -> {
-		});
+		SlotLanes four = recordingLanes(4);
 		for (int i = 0; i < 6; i++) {
 			submit(four, "k" + i);
 		}
@@ -198,13 +187,7 @@ class SlotLanesTests {
 
 	@Test
 	void whileManyCallsAreInFlightTheNextOnesWaitForOneLargeBatchInsteadOfGoingInSmallOnes() {
-		SlotLanes four = new SlotLanes(batch -> {
-			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
-			this.sent.add(batch);
-			this.replies.add(reply);
-			return reply;
-		}, key -> 0, 64, 4096, () -> 4, (call, decision) -> {
-		});
+		SlotLanes four = recordingLanes(4);
 		int many = SlotLanes.MAX_CALLS_IN_FLIGHT + 4;
 		submit(four, "first");
 		for (int i = 0; i < many; i++) {
@@ -224,6 +207,17 @@ class SlotLanesTests {
 		this.replies.get(4).complete(this.sent.get(4).stream().map(call -> admitted()).toList());
 		assertThat(this.sent).hasSize(6);
 		assertThat(this.sent.get(5)).extracting(SlotLanes.Call::key).containsExactly("c", "d");
+	}
+
+	/** Lanes whose batches, replies, senders and orphans this test records; the test completes the replies. */
+	private SlotLanes recordingLanes(int maxInFlight) {
+		return new SlotLanes(batch -> {
+			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
+			this.senders.add(Thread.currentThread());
+			this.sent.add(batch);
+			this.replies.add(reply);
+			return reply;
+		}, key -> 0, 64, 4096, () -> maxInFlight, (call, decision) -> this.orphans.add(call.key()));
 	}
 
 	private CompletableFuture<Decision> submit(SlotLanes lanes, String key) {
