@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.Test;
 
-import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.backend.local.LocalBackend;
 import io.github.limiter.event.RateLimiterListener;
 import io.github.limiter.spi.BackendException;
@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 class RateLimiterTests {
 
-	private final Limit limit = FixedWindow.of("listened", 1, Duration.ofMinutes(1));
+	/** Without boundaries: the local backend decides on the real clock, where a fixed window starts afresh each minute. */
+	private final Limit limit = SlidingWindowLog.of("listened", 1, Duration.ofMinutes(1));
 
 	@Test
 	void listenersSeeEveryDecision() {

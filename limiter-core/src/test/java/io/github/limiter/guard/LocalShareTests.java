@@ -10,6 +10,7 @@ import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.RateLimiterBackend;
@@ -30,8 +31,8 @@ class LocalShareTests {
 	 */
 	@Test
 	void aLimitPerInstanceIsNotDividedAmongTheInstances() throws Exception {
-		Limit perInstance = FixedWindow.builder("mine").limit(2).window(Duration.ofMinutes(1))
-			.scope(Limit.Scope.PER_INSTANCE).build();
+		// Without boundaries: the local share decides on the real clock, where a fixed window starts afresh each minute.
+		Limit perInstance = SlidingWindowLog.of("mine", 2, Duration.ofMinutes(1)).withScope(Limit.Scope.PER_INSTANCE);
 		try (GuardedBackend guard = GuardedBackend.builder(DOWN)
 			.deadline(Duration.ofMillis(50))
 			.maxDeadline(Duration.ofMillis(100))

@@ -4,6 +4,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -14,8 +16,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+
+import io.github.limiter.testsupport.WindowBoundaries;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,6 +33,9 @@ class SampleApplicationTests {
 
 	@LocalServerPort
 	int port;
+
+	@Value("${sample.zone}")
+	String zone;
 
 	private final HttpClient client = HttpClient.newHttpClient();
 
@@ -145,6 +153,8 @@ class SampleApplicationTests {
 
 	@Test
 	void aMessageOncePerCalendarDayAndThreeTimesPerWeekAsOneDecision() throws Exception {
+		// A midnight in the sample's zone between the two messages would start a new calendar day.
+		WindowBoundaries.awayFromMidnight(ZoneId.of(this.zone), Duration.ofSeconds(10));
 		String user = "u-" + UUID.randomUUID();
 		assertThat(post("/messages/" + user).statusCode()).isEqualTo(200);
 		HttpResponse<String> again = post("/messages/" + user);

@@ -57,7 +57,8 @@ class LocalBackendTests {
 	@Test
 	void aLongKeyAndAKeyEqualToItsDigestAreDistinct() {
 		RateLimiter limiter = RateLimiter.of(LocalBackend.create());
-		Limit once = FixedWindow.of("digests", 1, Duration.ofMinutes(1));
+		// Without boundaries: on the real clock, a fixed window would start afresh at a minute boundary between the calls.
+		Limit once = SlidingWindowLog.of("digests", 1, Duration.ofMinutes(1));
 		String victim = "v".repeat(100);
 		assertThat(limiter.acquire(once, victim).allowed()).isTrue();
 		assertThat(limiter.acquire(once, io.github.limiter.backend.redis.KeyLayout.material(victim)).allowed())
@@ -198,7 +199,9 @@ class LocalBackendTests {
 	void singleMultiAndAnswerOnlyDecisionsOnSharedKeysNeverOverAdmit() throws Exception {
 		RateLimiter limiter = RateLimiter.of(LocalBackend.create());
 		Limit shared = TokenBucket.of("shared", 2000, Duration.ofHours(1));
-		Limit second = FixedWindow.of("second", 100_000, Duration.ofHours(1));
+		// Without boundaries, so that its count holds to the end: on the real clock, an epoch-aligned fixed window would
+		// start afresh at an hour boundary.
+		Limit second = SlidingWindowLog.of("second", 100_000, Duration.ofHours(1));
 		AtomicInteger alone = new AtomicInteger();
 		AtomicInteger together = new AtomicInteger();
 		ExecutorService threads = Executors.newFixedThreadPool(8);

@@ -16,7 +16,7 @@ import io.github.limiter.Decision;
 import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
 import io.github.limiter.RateLimiter;
-import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.testsupport.TestRedis;
 
@@ -115,7 +115,8 @@ class RedissonRateLimiterTests {
 	@Test
 	void aRejectingRateLimiterRefundsTheScriptedLimitsOfTheSameDecision() {
 		RateLimiter limiter = limiter(redisson);
-		Limit window = FixedWindow.of("window", 5, Duration.ofMinutes(1));
+		// Exact and without boundaries: a fixed window would start afresh at a minute boundary of Redis's clock.
+		Limit window = SlidingWindowLog.of("window", 5, Duration.ofMinutes(1));
 		Limit bucket = TokenBucket.of("bucket", 1, Duration.ofMinutes(1));
 		LimitRequest[] both = { LimitRequest.of(window, "k"), LimitRequest.of(bucket, "k") };
 		assertThat(limiter.acquire(both).allowed()).isTrue();
@@ -139,7 +140,8 @@ class RedissonRateLimiterTests {
 	@Test
 	void aRejectingScriptedLimitLeavesTheRateLimiterUntouched() {
 		RateLimiter limiter = limiter(redisson);
-		Limit window = FixedWindow.of("window", 1, Duration.ofMinutes(1));
+		// Without boundaries: a fixed window would start afresh at a minute boundary of Redis's clock.
+		Limit window = SlidingWindowLog.of("window", 1, Duration.ofMinutes(1));
 		Limit bucket = TokenBucket.of("bucket", 3, Duration.ofMinutes(1));
 		LimitRequest[] both = { LimitRequest.of(window, "k"), LimitRequest.of(bucket, "k") };
 		assertThat(limiter.acquire(both).allowed()).isTrue();

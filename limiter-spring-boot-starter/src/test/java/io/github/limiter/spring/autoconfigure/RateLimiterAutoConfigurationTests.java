@@ -283,7 +283,9 @@ class RateLimiterAutoConfigurationTests {
 		String name = "shop-" + java.util.UUID.randomUUID();
 		java.util.function.Supplier<RedisConnectionFactory> factory = () -> new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration("127.0.0.1", redis.port()));
-		io.github.limiter.Limit orders = io.github.limiter.algorithm.FixedWindow.of("orders", 5,
+		// A key that lives a whole window after each call: a fixed window's key expires at its window's end, which may
+		// come between the call and the look for the key.
+		io.github.limiter.Limit orders = io.github.limiter.algorithm.SlidingWindowLog.of("orders", 5,
 				java.time.Duration.ofMinutes(1));
 		this.runner.withBean(RedisConnectionFactory.class, factory)
 			.withPropertyValues("spring.application.name=" + name, "limiter.failure.deadline=5s", "limiter.failure.max-deadline=5s")

@@ -26,11 +26,13 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  */
 class RateLimitAnnotationTests {
 
+	// The limits whose counts the tests assert have no boundaries (sliding logs, buckets): the local backend decides on
+	// the real clock, where an epoch-aligned fixed window could start afresh between two calls of a test.
 	private final ApplicationContextRunner runner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
 		.withUserConfiguration(Services.class)
 		.withPropertyValues("limiter.backend=local", "limiter.policies.tight.max=2", "limiter.policies.tight.window=1h",
-				"limiter.policies.tight.algorithm=fixed-window", "greeting.max=3", "limiter.policies.warm.max=10",
+				"limiter.policies.tight.algorithm=sliding-window-log", "greeting.max=3", "limiter.policies.warm.max=10",
 				"limiter.policies.warm.window=1s", "limiter.policies.warm.capacity=30", "limiter.policies.warm.warmup=4s");
 
 	@Test
@@ -306,8 +308,8 @@ class RateLimitAnnotationTests {
 		public void byTenant() {
 		}
 
-		@RateLimit(name = "per-user", key = "#user", max = "1", window = "1d", algorithm = Algorithm.FIXED_WINDOW)
-		@RateLimit(name = "per-ip", key = "#ip", max = "2", window = "1d", algorithm = Algorithm.FIXED_WINDOW)
+		@RateLimit(name = "per-user", key = "#user", max = "1", window = "1d", algorithm = Algorithm.SLIDING_WINDOW_LOG)
+		@RateLimit(name = "per-ip", key = "#ip", max = "2", window = "1d", algorithm = Algorithm.SLIDING_WINDOW_LOG)
 		public boolean send(String user, String ip) {
 			return true;
 		}

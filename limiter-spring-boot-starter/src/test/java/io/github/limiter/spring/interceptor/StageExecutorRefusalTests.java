@@ -182,7 +182,9 @@ class StageExecutorRefusalTests {
 
 	static class Reports {
 
-		@RateLimit(name = "refused", max = "5", window = "1h", algorithm = Algorithm.FIXED_WINDOW)
+		// Exact and without boundaries: the permits left are counted on Redis's clock, where an epoch-aligned fixed
+		// window would start afresh at an hour boundary between the test's calls.
+		@RateLimit(name = "refused", max = "5", window = "1h", algorithm = Algorithm.SLIDING_WINDOW_LOG)
 		public CompletableFuture<String> build() {
 			return CompletableFuture.completedFuture("report");
 		}

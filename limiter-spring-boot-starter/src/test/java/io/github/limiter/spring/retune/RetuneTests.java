@@ -22,6 +22,7 @@ import io.github.limiter.spring.interceptor.AnnotationRateLimitOperationSource;
 import io.github.limiter.spring.interceptor.RateLimitOperation;
 import io.github.limiter.spring.interceptor.RateLimitOperationSource;
 import io.github.limiter.testsupport.TestRedis;
+import io.github.limiter.testsupport.WindowBoundaries;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -44,6 +45,7 @@ class RetuneTests {
 	void anEnvironmentChangeRetunesTheLimitAndKeepsWhatWasCounted() {
 		this.runner.run(context -> {
 			Api api = context.getBean(Api.class);
+			oneWindowFor(Duration.ofSeconds(10));
 			admit(api, "k", 3);
 			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.call("k"));
 			changeEnvironment(context, "limiter.policies.api.max=5");
@@ -64,6 +66,7 @@ class RetuneTests {
 			assertThat(operation(context).limit().capacity()).as("a value that cannot be read").isEqualTo(3);
 			changeEnvironment(context, "limiter.policies.api.max=4", "limiter.policies.api.capacity=9");
 			assertThat(operation(context).limit().capacity()).as("capacity is not a fixed window's").isEqualTo(3);
+			oneWindowFor(Duration.ofSeconds(10));
 			admit(api, "k", 3);
 			assertThatExceptionOfType(RateLimitExceededException.class).isThrownBy(() -> api.call("k"));
 		});
@@ -74,6 +77,7 @@ class RetuneTests {
 		this.runner.run(context -> {
 			Api api = context.getBean(Api.class);
 			RateLimitRetuner retuner = context.getBean(RateLimitRetuner.class);
+			oneWindowFor(Duration.ofSeconds(10));
 			admit(api, "k", 3);
 			RateLimitOperation operation = retuner.override("api", Map.of("max", "4"));
 			assertThat(operation.limit().capacity()).isEqualTo(4);
@@ -116,6 +120,8 @@ class RetuneTests {
 					"limiter.failure.deadline=5s", "limiter.failure.max-deadline=5s");
 		shared.run(one -> shared.run(other -> {
 			Api api = other.getBean(Api.class);
+			// Up to 30 s for the override to reach the other instance, then the last calls.
+			oneWindowFor(Duration.ofSeconds(45));
 			admit(api, "k", 2);
 			one.getBean(RateLimitRetuner.class).override("api", Map.of("max", "5"));
 			long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
@@ -214,6 +220,15 @@ class RetuneTests {
 	private static RateLimitOperation operation(ConfigurableApplicationContext context) {
 		return AnnotationRateLimitOperationSource.byLimit(context.getBean(RateLimitOperationSource.class)
 			.rateLimitedMethods()).get("api");
+	}
+
+	/**
+	 * Waits, if need be, until the current window of the policy has room for calls that count on one window: the
+	 * fixed window of an hour is aligned to the epoch (on the local backend's clock, or Redis's on this machine, the
+	 * same), and a boundary between the calls would start a fresh count.
+	 */
+	private static void oneWindowFor(Duration needed) throws InterruptedException {
+		WindowBoundaries.awayFromTheEndOfTheWindow(Duration.ofHours(1), needed);
 	}
 
 	private static void admit(Api api, String key, int calls) {

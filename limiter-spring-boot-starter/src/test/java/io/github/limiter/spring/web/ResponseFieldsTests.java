@@ -91,7 +91,8 @@ class ResponseFieldsTests {
 			return "42";
 		}
 
-		@RateLimit(name = "tight-service", max = "1", window = "1m", algorithm = Algorithm.FIXED_WINDOW)
+		// Without boundaries: an epoch-aligned fixed window would start afresh at a minute boundary between the calls.
+		@RateLimit(name = "tight-service", max = "1", window = "1m", algorithm = Algorithm.SLIDING_WINDOW_LOG)
 		public String tight() {
 			return "1";
 		}

@@ -36,7 +36,7 @@ class WebFluxTests {
 		HttpResponse<String> limited = http.send(request, HttpResponse.BodyHandlers.ofString());
 		assertThat(limited.statusCode()).isEqualTo(429);
 		assertThat(limited.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-		// An epoch-aligned minute: the retry comes at the next minute boundary.
+		// The one permit of the minute leaves the window a minute after it was taken.
 		assertThat(Long.parseLong(limited.headers().firstValue("Retry-After").orElseThrow())).isBetween(1L, 60L);
 		assertThat(limited.headers().firstValue("RateLimit-Policy")).hasValue("\"flux\";q=1;w=60");
 		assertThat(limited.body()).contains("\"status\":429").contains("\"limit\":\"flux\"");
@@ -53,7 +53,9 @@ class WebFluxTests {
 	static class Controller {
 
 		@GetMapping("/flux")
-		@RateLimit(name = "flux", max = "1", window = "1m", algorithm = io.github.limiter.algorithm.Algorithm.FIXED_WINDOW)
+		// Without boundaries: an epoch-aligned fixed window would start afresh at a minute boundary between the calls.
+		@RateLimit(name = "flux", max = "1", window = "1m",
+				algorithm = io.github.limiter.algorithm.Algorithm.SLIDING_WINDOW_LOG)
 		public String flux() {
 			return "ok";
 		}

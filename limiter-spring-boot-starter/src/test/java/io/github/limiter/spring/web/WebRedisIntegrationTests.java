@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.UUID;
 
 import org.junit.jupiter.api.Test;
@@ -27,6 +28,7 @@ import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.guard.GuardedBackend;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.testsupport.TestRedis;
+import io.github.limiter.testsupport.WindowBoundaries;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -145,6 +147,9 @@ class WebRedisIntegrationTests {
 
 	@Test
 	void metricsCountAllowedAndBlockedDecisions() throws Exception {
+		// The fixed window (its metric tag is the point) of an hour is aligned to the epoch: an hour boundary between the
+		// five calls would start a fresh count.
+		WindowBoundaries.awayFromTheEndOfTheWindow(Duration.ofHours(1), Duration.ofSeconds(30));
 		for (int i = 0; i < 5; i++) {
 			get("/metered");
 		}
@@ -261,7 +266,9 @@ class WebRedisIntegrationTests {
 		}
 
 		@GetMapping("/tuned/{user}")
-		@RateLimit(name = "tuned", key = "#user", max = "1", window = "1m", algorithm = Algorithm.FIXED_WINDOW)
+		// Exact and without boundaries: a fixed window aligned to the epoch would start a fresh count at a minute boundary
+		// between the test's calls.
+		@RateLimit(name = "tuned", key = "#user", max = "1", window = "1m", algorithm = Algorithm.SLIDING_WINDOW_LOG)
 		String tuned(@PathVariable String user) {
 			return "ok";
 		}
@@ -283,7 +290,7 @@ class WebRedisIntegrationTests {
 		}
 
 		@GetMapping("/keyless")
-		@RateLimit(name = "keyless", max = "1", window = "1h", algorithm = Algorithm.FIXED_WINDOW)
+		@RateLimit(name = "keyless", max = "1", window = "1h", algorithm = Algorithm.SLIDING_WINDOW_LOG)
 		public String keyless() {
 			return "ok";
 		}

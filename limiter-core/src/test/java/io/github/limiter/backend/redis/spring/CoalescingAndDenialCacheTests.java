@@ -30,6 +30,7 @@ import io.github.limiter.backend.redis.RedisScriptExecutor;
 import io.github.limiter.spi.BackendException;
 import io.github.limiter.testsupport.ManualClock;
 import io.github.limiter.testsupport.TestRedis;
+import io.github.limiter.testsupport.WindowBoundaries;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -37,6 +38,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * The two short roads of single-limit decisions on Redis: calls in flight at once on one key share a script call,
  * each still decided exactly; rejections are answered from memory until their retry time.
+ *
+ * <p>Decided on Redis's clock, the counts a test asserts are of limits without boundaries (sliding logs, buckets), or
+ * of a fixed window with room left: an epoch-aligned fixed window starts afresh at its boundary.
  */
 class CoalescingAndDenialCacheTests {
 
@@ -99,7 +103,10 @@ class CoalescingAndDenialCacheTests {
 	}
 
 	@Test
-	void decisionsInFlightTogetherOnManyKeysShareScriptCallsAndEachGetsItsOwnExactAnswer() {
+	void decisionsInFlightTogetherOnManyKeysShareScriptCallsAndEachGetsItsOwnExactAnswer() throws InterruptedException {
+		// The window is aligned to the epoch, on Redis's clock (this machine's): an hour boundary between the calls would
+		// start the addresses' counts afresh.
+		WindowBoundaries.awayFromTheEndOfTheWindow(Duration.ofHours(1), Duration.ofSeconds(30));
 		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
 		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix())
 			.denialCacheSize(0).build());
@@ -199,11 +206,11 @@ class CoalescingAndDenialCacheTests {
 		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
 		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix()).build());
 		for (int i = 0; i < 3; i++) {
-			assertThat(limiter.acquire(FixedWindow.of("per-call", 3, Duration.ofMinutes(1)), "k").allowed()).isTrue();
+			assertThat(limiter.acquire(SlidingWindowLog.of("per-call", 3, Duration.ofMinutes(1)), "k").allowed()).isTrue();
 		}
-		assertThat(limiter.acquire(FixedWindow.of("per-call", 3, Duration.ofMinutes(1)), "k").allowed()).isFalse();
+		assertThat(limiter.acquire(SlidingWindowLog.of("per-call", 3, Duration.ofMinutes(1)), "k").allowed()).isFalse();
 		for (int i = 0; i < 100; i++) {
-			assertThat(limiter.acquire(FixedWindow.of("per-call", 3, Duration.ofMinutes(1)), "k").allowed()).isFalse();
+			assertThat(limiter.acquire(SlidingWindowLog.of("per-call", 3, Duration.ofMinutes(1)), "k").allowed()).isFalse();
 		}
 		assertThat(redis.calls.get()).as("a limit is a value: its rejection is remembered for equal ones").isEqualTo(4);
 	}
@@ -212,7 +219,7 @@ class CoalescingAndDenialCacheTests {
 	void aRejectionOnlyAnswersCallsOfTheSameCost() {
 		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
 		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix()).build());
-		Limit limit = FixedWindow.of("costly", 5, Duration.ofHours(1));
+		Limit limit = SlidingWindowLog.of("costly", 5, Duration.ofHours(1));
 
 		assertThat(limiter.acquire(limit, "k", 4).allowed()).isTrue();
 		assertThat(limiter.acquire(limit, "k", 3).allowed()).isFalse();
@@ -231,7 +238,7 @@ class CoalescingAndDenialCacheTests {
 	void aResetThroughThisInstanceForgetsTheRejection() {
 		RateLimiter limiter = RateLimiter.of(SpringDataRedisScriptExecutor.backend(connectionFactory, Runnable::run)
 			.keyPrefix(TestRedis.uniquePrefix()).build());
-		Limit limit = FixedWindow.of("reset", 1, Duration.ofHours(1));
+		Limit limit = SlidingWindowLog.of("reset", 1, Duration.ofHours(1));
 		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
 		assertThat(limiter.acquire(limit, "k").allowed()).isFalse();
 		limiter.reset(limit, "k");
@@ -242,7 +249,7 @@ class CoalescingAndDenialCacheTests {
 	void aRejectionStillInFlightDuringAResetIsNotRemembered() {
 		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
 		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix()).build());
-		Limit limit = FixedWindow.of("reset-race", 1, Duration.ofHours(1));
+		Limit limit = SlidingWindowLog.of("reset-race", 1, Duration.ofHours(1));
 		assertThat(limiter.acquire(limit, "k").allowed()).isTrue();
 
 		redis.gate = new CompletableFuture<>();

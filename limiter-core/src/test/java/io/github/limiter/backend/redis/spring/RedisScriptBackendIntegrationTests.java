@@ -29,6 +29,7 @@ import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.testsupport.TestRedis;
+import io.github.limiter.testsupport.WindowBoundaries;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -175,9 +176,11 @@ class RedisScriptBackendIntegrationTests {
 	}
 
 	@Test
-	void calendarWindowsFollowTheRedisClock() {
+	void calendarWindowsFollowTheRedisClock() throws InterruptedException {
 		RateLimiter limiter = RateLimiter.of(backend(TestRedis.uniquePrefix()));
 		Limit daily = FixedWindow.ofCalendar("daily", 1, CalendarUnit.DAY, java.time.ZoneId.of("Asia/Tokyo"));
+		// A midnight in Tokyo between the two calls would start a new day (Redis's clock is this machine's).
+		WindowBoundaries.awayFromMidnight(java.time.ZoneId.of("Asia/Tokyo"), Duration.ofSeconds(10));
 		assertThat(limiter.acquire(daily, "k").allowed()).isTrue();
 		Decision second = limiter.acquire(daily, "k");
 		assertThat(second.allowed()).isFalse();
@@ -236,7 +239,8 @@ class RedisScriptBackendIntegrationTests {
 			RedisScriptBackend backend = SpringDataRedisScriptExecutor.backend(unshared, Runnable::run)
 				.keyPrefix(TestRedis.uniquePrefix())
 				.build();
-			Limit limit = FixedWindow.of("unshared", 2, Duration.ofMinutes(1));
+			// Without boundaries: a fixed window would start afresh at a minute boundary of Redis's clock between the calls.
+			Limit limit = SlidingWindowLog.of("unshared", 2, Duration.ofMinutes(1));
 			for (int i = 0; i < 3; i++) {
 				CompletionStage<Decision> decision = backend.decideAsync(List.of(LimitRequest.of(limit, "k")),
 						Operation.ACQUIRE);
