@@ -5,6 +5,9 @@
 #   scripts/benchmark.sh annotation                JMH: what @RateLimit adds to a call
 #   scripts/benchmark.sh client                    JMH: the Redis backend's own cost in the JVM, Redis left out
 #   scripts/benchmark.sh smoke                     all of them for a few seconds each (CI: the harness cannot rot)
+#   scripts/benchmark.sh profile "<contender>" [callers] [workload]
+#                                                  one contender of the harness alone, the whole machine sampled by
+#                                                  perf: where each decision's time goes (scripts/machine-profile.py)
 # Harness options: --callers=1,8,64 --workloads=hot,keys,flood --only=<name>,... --warmup=2 --measure=5
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,8 +15,8 @@ cd "$(dirname "$0")/.."
 mode="${1:-}"
 [ $# -gt 0 ] && shift
 case "$mode" in
-	redis|local|annotation|client|smoke) ;;
-	*) echo "usage: $0 redis|local|annotation|client|smoke [options]" >&2; exit 2 ;;
+	redis|local|annotation|client|smoke|profile) ;;
+	*) echo "usage: $0 redis|local|annotation|client|smoke|profile [options]" >&2; exit 2 ;;
 esac
 
 ./mvnw -q -Pbenchmarks -pl limiter-benchmarks -am install -DskipTests
@@ -37,6 +40,9 @@ case "$mode" in
 		;;
 	client)
 		jmh ClientPathBenchmark -f 1 -wi 3 -i 5 -w 1s -r 1s -t 1 -prof gc "$@"
+		;;
+	profile)
+		python3 scripts/machine-profile.py --classpath "$cp" "$@"
 		;;
 	smoke)
 		java -cp "$cp" io.github.limiter.benchmarks.redis.RedisLoadHarness --smoke --out=limiter-benchmarks/target/redis-load-smoke.md "$@"

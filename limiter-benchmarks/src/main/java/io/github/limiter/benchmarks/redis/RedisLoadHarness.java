@@ -28,7 +28,10 @@ import io.github.limiter.testsupport.RedisProcess;
  *
  * <p>Arguments: {@code --smoke} (a few seconds per contender in all), {@code --warmup=<seconds>},
  * {@code --measure=<seconds>}, {@code --callers=1,8,64}, {@code --workloads=hot,keys,flood}, {@code --keys=10000},
- * {@code --only=<name fragment>,...}, {@code --out=<markdown file>}.
+ * {@code --only=<name fragment>,...}, {@code --alone} (only the contenders {@code --only} names in full, without the
+ * floor unless it is named: one contender alone, for a profiler to watch, as {@code scripts/machine-profile.py} does),
+ * {@code --out=<markdown file>}. Each measurement announces itself on a line of its own ({@code measuring ...}) when
+ * it starts.
  */
 public final class RedisLoadHarness {
 
@@ -42,6 +45,8 @@ public final class RedisLoadHarness {
 
 	private final List<String> only;
 
+	private final boolean alone;
+
 	private final Path out;
 
 	private final int keyCount;
@@ -54,6 +59,10 @@ public final class RedisLoadHarness {
 		this.workloads = Arrays.stream(options.getOrDefault("workloads", "hot,keys,flood").split(","))
 			.map(name -> Workload.valueOf(name.toUpperCase(Locale.ROOT))).toList();
 		this.only = options.containsKey("only") ? List.of(options.get("only").split(",")) : List.of();
+		this.alone = options.containsKey("alone");
+		if (this.alone && this.only.isEmpty()) {
+			throw new IllegalArgumentException("--alone runs the contenders named by --only, and none was named");
+		}
 		this.out = Path.of(options.getOrDefault("out", "target/redis-load.md"));
 		this.keyCount = Integer.parseInt(options.getOrDefault("keys", smoke ? "1000" : "10000"));
 	}
@@ -77,7 +86,16 @@ public final class RedisLoadHarness {
 		try (RedisProcess redis = RedisProcess.start(); RedisStats stats = new RedisStats(redis.port())) {
 			List<Contender> contenders = new ArrayList<>(Contenders.all(redis.port()));
 			Contender floor = contenders.get(0);
-			contenders.removeIf(c -> c != floor && !this.only.isEmpty() && this.only.stream().noneMatch(c.name()::contains));
+			if (this.alone) {
+				contenders.removeIf(c -> !this.only.contains(c.name()));
+				if (contenders.size() != this.only.size()) {
+					throw new IllegalArgumentException("--alone needs contenders' full names; of " + this.only + " found only "
+							+ contenders.stream().map(Contender::name).toList());
+				}
+			}
+			else {
+				contenders.removeIf(c -> c != floor && !this.only.isEmpty() && this.only.stream().noneMatch(c.name()::contains));
+			}
 			ExecutorService threads = Executors.newCachedThreadPool(runnable -> {
 				Thread thread = new Thread(runnable, "caller");
 				thread.setDaemon(true);
@@ -139,6 +157,8 @@ public final class RedisLoadHarness {
 			contender.decide(key);
 		}
 		run(contender, keys, callerCount, this.warmup, threads, false);
+		System.out.printf("measuring %s, %d callers, %s for %d ms%n", workload.label(), callerCount, contender.name(),
+				this.measure.toMillis());
 		RedisStats.Snapshot before = stats.snapshot();
 		long clientBefore = clientCpuNanos();
 		Run run = run(contender, keys, callerCount, this.measure, threads, true);
