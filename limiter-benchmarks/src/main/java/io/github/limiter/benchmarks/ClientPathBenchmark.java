@@ -1,7 +1,7 @@
 package io.github.limiter.benchmarks;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -63,16 +63,11 @@ public class ClientPathBenchmark {
 
 		@Override
 		public CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args) {
-			List<Object> reply = new ArrayList<>(1 + 5 * keys.size());
-			reply.add(1_700_000_000_000_000L);
+			StringBuilder reply = new StringBuilder("1700000000000000");
 			for (int i = 0; i < keys.size(); i++) {
-				reply.add(1L);
-				reply.add(999_999_999L);
-				reply.add(0L);
-				reply.add(1L);
-				reply.add(0L);
+				reply.append(" 1 999999999 0 1 0");
 			}
-			return CompletableFuture.completedFuture(reply);
+			return CompletableFuture.completedFuture(List.of(reply.toString().getBytes(StandardCharsets.US_ASCII)));
 		}
 
 		@Override

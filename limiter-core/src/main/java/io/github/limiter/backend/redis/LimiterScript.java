@@ -57,17 +57,20 @@ public final class LimiterScript {
 	/** The deciding script of each set of files, by bit mask, once composed. */
 	private static final AtomicReferenceArray<LimiterScript> DECIDE = new AtomicReferenceArray<>(GENERAL_BIT << 1);
 
-	private static final LimiterScript INSTANCES = new LimiterScript(compose(List.of(TIME), "instances.lua"));
+	private static final LimiterScript INSTANCES = new LimiterScript(compose(List.of(TIME), "instances.lua"), false);
 
-	private static final LimiterScript OVERRIDES = new LimiterScript(compose(List.of(), "overrides.lua"));
+	private static final LimiterScript OVERRIDES = new LimiterScript(compose(List.of(), "overrides.lua"), false);
 
 	private final String source;
 
 	private final String sha;
 
-	private LimiterScript(String source) {
+	private final boolean text;
+
+	private LimiterScript(String source, boolean text) {
 		this.source = source;
 		this.sha = sha1(source);
+		this.text = text;
 	}
 
 	/**
@@ -93,7 +96,7 @@ public final class LimiterScript {
 	static LimiterScript deciding(int files) {
 		LimiterScript script = DECIDE.get(files);
 		if (script == null) {
-			script = new LimiterScript(compose(files));
+			script = new LimiterScript(compose(files), true);
 			// Two threads may compose the same script: both are equal, and the first one stays.
 			if (!DECIDE.compareAndSet(files, null, script)) {
 				script = DECIDE.get(files);
@@ -122,6 +125,16 @@ public final class LimiterScript {
 	 */
 	public static LimiterScript overrides() {
 		return OVERRIDES;
+	}
+
+	/**
+	 * Whether the script answers one text (the deciding scripts: their numbers, separated by spaces) rather than an
+	 * array. Redis 6 writes every array reply to the socket on its own, and texts together: the replies of many
+	 * deciding calls pipelined on one connection leave Redis in one write.
+	 * @return {@code true} for a text reply, {@code false} for an array
+	 */
+	public boolean repliesWithText() {
+		return this.text;
 	}
 
 	/**

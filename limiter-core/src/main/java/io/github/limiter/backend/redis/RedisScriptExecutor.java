@@ -19,7 +19,8 @@ public interface RedisScriptExecutor {
 	 * @param script the script
 	 * @param keys the keys, all in one cluster slot
 	 * @param args the arguments
-	 * @return the script's reply: a list of integers
+	 * @return the script's reply: the values of an array, or, for a script that {@linkplain
+	 * LimiterScript#repliesWithText() replies with text}, a list of that one text (bytes or a {@code String})
 	 */
 	CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args);
 

@@ -172,8 +172,9 @@ final class ScriptCall {
 	}
 
 	/**
-	 * Reads the script's reply.
-	 * @param reply the reply
+	 * Reads the script's reply: one text of integers separated by spaces, the time, then five per limit of each
+	 * decision.
+	 * @param reply the reply, as a {@link RedisScriptExecutor} answers a script that replies with text
 	 * @return per decision, in order, one decision per limit, in the order of its requests
 	 * @throws BackendException if the reply does not have the shape of this call's
 	 */
@@ -182,32 +183,77 @@ final class ScriptCall {
 		for (Entry decision : this.decisions) {
 			expected += 5 * decision.limits.length;
 		}
-		if (reply == null || reply.size() != expected) {
-			throw new BackendException("unexpected reply from the " + this + ": "
-					+ ((reply != null) ? reply.size() + " values where " + expected + " were due" : "none"), null);
+		long[] values = (reply != null && reply.size() == 1) ? numbers(reply.get(0), expected) : null;
+		if (values == null) {
+			throw new BackendException("unexpected reply from the " + this + ": " + describe(reply) + " where "
+					+ expected + " numbers were due", null);
 		}
-		long now = number(reply.get(0));
+		long now = values[0];
 		List<List<Decision>> answers = new ArrayList<>(this.decisions.size());
 		int base = 1;
 		for (Entry decision : this.decisions) {
 			boolean all = true;
 			for (int i = 0; i < decision.limits.length; i++) {
-				all &= number(reply.get(base + 5 * i)) == 1;
+				all &= values[base + 5 * i] == 1;
 			}
 			List<Decision> parts = new ArrayList<>(decision.limits.length);
 			for (int index : decision.limits) {
 				Limit limit = this.limits.get(index);
-				boolean allowed = number(reply.get(base)) == 1;
 				// A sliding-log admission stored its token: the caller needs it to give the permits back.
 				String token = (decision.acquires && all && limit.algorithm() == Algorithm.SLIDING_WINDOW_LOG)
 						? decision.token : null;
-				parts.add(Decision.of(limit.name(), allowed, limit.capacity(), number(reply.get(base + 1)),
-						number(reply.get(base + 2)), number(reply.get(base + 3)), number(reply.get(base + 4)), now, token));
+				parts.add(Decision.of(limit.name(), values[base] == 1, limit.capacity(), values[base + 1],
+						values[base + 2], values[base + 3], values[base + 4], now, token));
 				base += 5;
 			}
 			answers.add(parts);
 		}
 		return answers;
+	}
+
+	/**
+	 * The integers of a text reply (bytes, or a {@code String} from clients that decode it), separated by single
+	 * spaces, or {@code null} unless it holds exactly {@code expected} of them.
+	 */
+	static long[] numbers(Object text, int expected) {
+		CharSequence chars = (text instanceof byte[] bytes) ? new String(bytes, StandardCharsets.US_ASCII)
+				: (text instanceof CharSequence sequence) ? sequence : null;
+		if (chars == null) {
+			return null;
+		}
+		long[] values = new long[expected];
+		int count = 0;
+		int i = 0;
+		int length = chars.length();
+		while (i < length) {
+			boolean negative = chars.charAt(i) == '-';
+			int start = negative ? i + 1 : i;
+			long value = 0;
+			int end = start;
+			while (end < length && end - start < 18 && chars.charAt(end) >= '0' && chars.charAt(end) <= '9') {
+				value = value * 10 + (chars.charAt(end) - '0');
+				end++;
+			}
+			if (end == start || count == expected || (end < length && chars.charAt(end) != ' ')) {
+				return null;
+			}
+			values[count++] = negative ? -value : value;
+			i = (end < length) ? end + 1 : end;
+			if (i == length && end < length) {
+				// A trailing space: no number follows it.
+				return null;
+			}
+		}
+		return (count == expected) ? values : null;
+	}
+
+	private static String describe(List<Object> reply) {
+		if (reply == null) {
+			return "none";
+		}
+		String text = (reply.size() == 1 && reply.get(0) instanceof byte[] bytes)
+				? new String(bytes, StandardCharsets.US_ASCII) : String.valueOf(reply);
+		return "'" + ((text.length() > 200) ? text.substring(0, 200) + "..." : text) + "'";
 	}
 
 	/** Names at most three keys: a batch's message must stay one readable line in a log. */

@@ -1,6 +1,7 @@
 package io.github.limiter.backend.redisson;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -41,19 +42,25 @@ public final class RedissonScriptExecutor implements RedisScriptExecutor {
 		List<Object> keyObjects = new ArrayList<>(keys);
 		Object[] values = args.toArray();
 		String routingKey = keys.get(0);
-		CompletionStage<List<Object>> reply = this.script.evalShaAsync(routingKey, RScript.Mode.READ_WRITE, script.sha(),
-				RScript.ReturnType.LIST, keyObjects, values);
+		RScript.ReturnType type = script.repliesWithText() ? RScript.ReturnType.VALUE : RScript.ReturnType.LIST;
+		CompletionStage<Object> reply = this.script.evalShaAsync(routingKey, RScript.Mode.READ_WRITE, script.sha(), type,
+				keyObjects, values);
 		return reply.handle((result, failure) -> {
 			if (failure == null) {
 				return CompletableFuture.completedStage(result);
 			}
 			if (!LimiterScript.isNoScript(failure)) {
-				return CompletableFuture.<List<Object>>failedStage(failure);
+				return CompletableFuture.failedStage(failure);
 			}
-			CompletionStage<List<Object>> retry = this.script.evalAsync(routingKey, RScript.Mode.READ_WRITE,
-					script.source(), RScript.ReturnType.LIST, keyObjects, values);
+			CompletionStage<Object> retry = this.script.evalAsync(routingKey, RScript.Mode.READ_WRITE, script.source(),
+					type, keyObjects, values);
 			return retry;
-		}).thenCompose(stage -> stage);
+		}).thenCompose(stage -> stage).thenApply(result -> asList(script, result));
+	}
+
+	@SuppressWarnings("unchecked")
+	private static List<Object> asList(LimiterScript script, Object reply) {
+		return script.repliesWithText() ? Collections.singletonList(reply) : (List<Object>) reply;
 	}
 
 }

@@ -53,7 +53,7 @@ class DeadlineRacingAnswerTests {
 			public CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args) {
 				if (args.stream().anyMatch(a -> a.startsWith("f"))) {
 					refunds.computeIfAbsent(keys.get(0), key -> new AtomicInteger()).incrementAndGet();
-					return CompletableFuture.completedFuture(List.of(1L, 1L, 0L, 0L, 0L, 0L));
+					return CompletableFuture.completedFuture(List.of("1 1 0 0 0 0"));
 				}
 				CompletableFuture<List<Object>> reply = new CompletableFuture<>();
 				pending.set(reply);
@@ -86,7 +86,7 @@ class DeadlineRacingAnswerTests {
 				CyclicBarrier start = new CyclicBarrier(2);
 				Future<?> a = threads.submit(() -> {
 					start.await();
-					sent.complete(List.of(1_000_000L, 1L, 5L, 0L, 1000L, 0L));
+					sent.complete(List.of("1000000 1 5 0 1000 0"));
 					return null;
 				});
 				Future<?> b = threads.submit(() -> {

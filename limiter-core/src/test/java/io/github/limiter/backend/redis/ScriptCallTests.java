@@ -1,5 +1,6 @@
 package io.github.limiter.backend.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -150,8 +151,38 @@ class ScriptCallTests {
 			call.decide("a", "", LimitRequest.of(BUCKET, "user-" + i), "k" + i);
 		}
 		assertThat(call).hasToString("script over 256 keys [k0, k1, k2, ...]");
-		assertThatThrownBy(() -> call.decode(List.of(1L))).isInstanceOf(BackendException.class)
-			.hasMessage("unexpected reply from the script over 256 keys [k0, k1, k2, ...]: 1 values where 1281 were due");
+		assertThatThrownBy(() -> call.decode(List.of("1".getBytes(StandardCharsets.US_ASCII))))
+			.isInstanceOf(BackendException.class)
+			.hasMessage("unexpected reply from the script over 256 keys [k0, k1, k2, ...]: '1' where 1281 numbers were due");
+	}
+
+	@Test
+	void theReplyIsOneTextOfIntegersAndAnythingElseIsRefused() {
+		assertThat(ScriptCall.numbers("1764000000123456 1 -2 0 9007199254740993", 5))
+			.as("times of 16 digits and more, exactly; negative numbers")
+			.containsExactly(1764000000123456L, 1, -2, 0, 9007199254740993L);
+		assertThat(ScriptCall.numbers("7 1 2".getBytes(StandardCharsets.US_ASCII), 3)).containsExactly(7, 1, 2);
+		assertThat(ScriptCall.numbers("7 1 2", 4)).as("too few").isNull();
+		assertThat(ScriptCall.numbers("7 1 2 3", 3)).as("too many").isNull();
+		assertThat(ScriptCall.numbers("7 1 2 ", 3)).as("a trailing space").isNull();
+		assertThat(ScriptCall.numbers("7  1 2", 3)).as("two spaces").isNull();
+		assertThat(ScriptCall.numbers("7 1.5 2", 3)).as("a fraction").isNull();
+		assertThat(ScriptCall.numbers("7 - 2", 3)).as("a sign alone").isNull();
+		assertThat(ScriptCall.numbers("", 1)).isNull();
+		assertThat(ScriptCall.numbers(List.of(7L, 1L, 2L), 3)).as("an array, as the script answered before").isNull();
+	}
+
+	@Test
+	void theScriptAnswersItsDecisionsAsOneTextAndTheOtherScriptsAsArrays() {
+		ScriptCall call = new ScriptCall(TIME, 0);
+		call.decide("a", "", LimitRequest.of(BUCKET, "a"), TestRedis.uniquePrefix() + "text");
+		assertThat(call.script().repliesWithText()).isTrue();
+		List<Object> reply = redis.execute(call.script(), call.keys(), call.arguments()).toCompletableFuture().join();
+		assertThat(reply).hasSize(1);
+		assertThat(new String((byte[]) reply.get(0), StandardCharsets.US_ASCII)).as("the time, then one limit's five")
+			.matches(TIME + " 1 \\d+ 0 \\d+ 0");
+		assertThat(LimiterScript.instances().repliesWithText()).isFalse();
+		assertThat(LimiterScript.overrides().repliesWithText()).isFalse();
 	}
 
 	private static List<Boolean> allowed(List<List<Decision>> decisions) {

@@ -1,6 +1,7 @@
 package io.github.limiter.backend.redis.spring;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -77,14 +78,14 @@ final class LettuceAsync {
 	@SuppressWarnings("unchecked")
 	static CompletionStage<List<Object>> evalSha(Object commands, LimiterScript script, byte[][] keys, byte[][] args) {
 		RedisClusterAsyncCommands<byte[], byte[]> bytes = (RedisClusterAsyncCommands<byte[], byte[]>) commands;
-		CompletableFuture<List<Object>> reply = bytes.<List<Object>>evalsha(script.sha(), ScriptOutputType.MULTI, keys, args)
-			.toCompletableFuture();
+		ScriptOutputType output = script.repliesWithText() ? ScriptOutputType.VALUE : ScriptOutputType.MULTI;
+		CompletableFuture<Object> reply = bytes.evalsha(script.sha(), output, keys, args).toCompletableFuture();
 		return reply.exceptionallyCompose(failure -> {
 			if (!LimiterScript.isNoScript(failure)) {
 				return CompletableFuture.failedStage(failure);
 			}
-			return bytes.eval(script.source().getBytes(StandardCharsets.UTF_8), ScriptOutputType.MULTI, keys, args);
-		});
+			return bytes.eval(script.source().getBytes(StandardCharsets.UTF_8), output, keys, args);
+		}).thenApply(result -> script.repliesWithText() ? Collections.singletonList(result) : (List<Object>) result);
 	}
 
 }

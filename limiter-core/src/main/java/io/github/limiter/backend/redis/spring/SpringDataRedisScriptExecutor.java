@@ -1,6 +1,7 @@
 package io.github.limiter.backend.redis.spring;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -199,18 +200,26 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 		byte[][] keysAndArgs = new byte[keys.length + args.length][];
 		System.arraycopy(keys, 0, keysAndArgs, 0, keys.length);
 		System.arraycopy(args, 0, keysAndArgs, keys.length, args.length);
+		ReturnType type = script.repliesWithText() ? ReturnType.VALUE : ReturnType.MULTI;
+		Object reply;
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			try {
-				return connection.scriptingCommands().evalSha(script.sha(), ReturnType.MULTI, keys.length, keysAndArgs);
+				reply = connection.scriptingCommands().evalSha(script.sha(), type, keys.length, keysAndArgs);
 			}
 			catch (RuntimeException ex) {
 				if (!LimiterScript.isNoScript(ex)) {
 					throw ex;
 				}
-				return connection.scriptingCommands().eval(script.source().getBytes(StandardCharsets.UTF_8),
-						ReturnType.MULTI, keys.length, keysAndArgs);
+				reply = connection.scriptingCommands().eval(script.source().getBytes(StandardCharsets.UTF_8), type,
+						keys.length, keysAndArgs);
 			}
 		}
+		return asList(script, reply);
+	}
+
+	@SuppressWarnings("unchecked")
+	private static List<Object> asList(LimiterScript script, Object reply) {
+		return script.repliesWithText() ? Collections.singletonList(reply) : (List<Object>) reply;
 	}
 
 	private static byte[][] encode(List<String> strings) {
