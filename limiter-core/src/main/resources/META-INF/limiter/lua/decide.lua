@@ -78,8 +78,14 @@ while i <= last do
       algorithm.commit(key, code, l, now, c, token, s1, s2, s3)
     end
     n = n + 1
-    reply[n] = string.format('%d %d %d %d %d', allowed and 1 or 0, (remaining > 0) and remaining or 0, retry, reset,
-                             delay)
+    if allowed and retry == 0 and delay == 0 then
+      -- An admission without a delay, the usual answer: two numbers to format instead of five (Redis spends about
+      -- 1,000 instructions on each).
+      reply[n] = string.format('1 %d 0 %d 0', (remaining > 0) and remaining or 0, reset)
+    else
+      reply[n] = string.format('%d %d %d %d %d', allowed and 1 or 0, (remaining > 0) and remaining or 0, retry, reset,
+                               delay)
+    end
     k = k + 1
   elseif not general then
     return redis.error_reply('limiter: operation ' .. tostring(op) .. ' sent to a script without general operations')

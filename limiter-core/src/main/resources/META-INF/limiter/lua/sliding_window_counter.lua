@@ -42,7 +42,11 @@ local function counter_evaluate(key, code, p, now, cost)
   end
   local remaining = math.floor(limit - weighted - after)
   local retry = 0
-  if not allowed then
+  if not allowed and cost > limit then
+    -- Never fits; a retry of a call that does can come once this window's count has faded (as in Java: without this,
+    -- a fresh window's count of 0 would make the time below infinite).
+    retry = start + 2 * window - now
+  elseif not allowed then
     if current + cost > limit then
       local fade = math.ceil(window - window * (limit - cost) / current)
       retry = start + window - now + math.max(0, fade)

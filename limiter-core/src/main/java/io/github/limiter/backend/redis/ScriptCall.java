@@ -251,8 +251,9 @@ final class ScriptCall {
 		if (reply == null) {
 			return "none";
 		}
-		String text = (reply.size() == 1 && reply.get(0) instanceof byte[] bytes)
-				? new String(bytes, StandardCharsets.US_ASCII) : String.valueOf(reply);
+		Object only = (reply.size() == 1) ? reply.get(0) : null;
+		String text = (only instanceof byte[] bytes) ? new String(bytes, StandardCharsets.US_ASCII)
+				: (only instanceof CharSequence chars) ? chars.toString() : String.valueOf(reply);
 		return "'" + ((text.length() > 200) ? text.substring(0, 200) + "..." : text) + "'";
 	}
 
