@@ -67,6 +67,7 @@ def main():
          '--measure=%d' % (args.seconds + 6), '--out=' + os.path.join(args.out, 'harness.md')],
         stdout=subprocess.PIPE, text=True)
     result = None
+    stats, jvm_threads = [], set()
     for line in harness.stdout:
         sys.stdout.write(line)
         if line.startswith('measuring '):

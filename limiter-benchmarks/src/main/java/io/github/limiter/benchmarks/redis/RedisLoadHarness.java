@@ -28,10 +28,10 @@ import io.github.limiter.testsupport.RedisProcess;
  *
  * <p>Arguments: {@code --smoke} (a few seconds per contender in all), {@code --warmup=<seconds>},
  * {@code --measure=<seconds>}, {@code --callers=1,8,64}, {@code --workloads=hot,keys,flood}, {@code --keys=10000},
- * {@code --only=<name fragment>,...}, {@code --alone} (only the contenders {@code --only} names in full, without the
- * floor unless it is named: one contender alone, for a profiler to watch, as {@code scripts/machine-profile.py} does),
- * {@code --out=<markdown file>}. Each measurement announces itself on a line of its own ({@code measuring ...}) when
- * it starts.
+ * {@code --only=<name fragment>,...} (a comma followed by a space is part of a name), {@code --alone} (only the
+ * contenders {@code --only} names in full, without the floor unless it is named: one contender alone, for a profiler
+ * to watch, as {@code scripts/machine-profile.py} does), {@code --out=<markdown file>}. Each measurement announces
+ * itself on a line of its own ({@code measuring ...}) when it starts.
  */
 public final class RedisLoadHarness {
 
@@ -58,7 +58,8 @@ public final class RedisLoadHarness {
 		this.callers = Arrays.stream(options.getOrDefault("callers", "1,8,64").split(",")).map(Integer::parseInt).toList();
 		this.workloads = Arrays.stream(options.getOrDefault("workloads", "hot,keys,flood").split(","))
 			.map(name -> Workload.valueOf(name.toUpperCase(Locale.ROOT))).toList();
-		this.only = options.containsKey("only") ? List.of(options.get("only").split(",")) : List.of();
+		// Names are separated by commas; a comma followed by a space belongs to a name ("..., no coalescing/cache").
+		this.only = options.containsKey("only") ? List.of(options.get("only").split(",(?! )")) : List.of();
 		this.alone = options.containsKey("alone");
 		if (this.alone && this.only.isEmpty()) {
 			throw new IllegalArgumentException("--alone runs the contenders named by --only, and none was named");
@@ -76,7 +77,15 @@ public final class RedisLoadHarness {
 			int equals = arg.indexOf('=');
 			options.put((equals < 0) ? arg.substring(2) : arg.substring(2, equals), (equals < 0) ? "" : arg.substring(equals + 1));
 		}
-		int failures = new RedisLoadHarness(options).run();
+		int failures;
+		try {
+			failures = new RedisLoadHarness(options).run();
+		}
+		catch (RuntimeException ex) {
+			// The clients' threads would keep the JVM alive.
+			ex.printStackTrace();
+			failures = -1;
+		}
 		System.exit((failures == 0) ? 0 : 1);
 	}
 
