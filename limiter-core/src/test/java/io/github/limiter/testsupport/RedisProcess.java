@@ -221,6 +221,51 @@ public final class RedisProcess implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Ports for the nodes of a Redis Cluster: distinct (each socket stays open until all are found, so the system
+	 * cannot hand out one twice, as separate calls of {@link #freePort()} may), and each with its cluster bus port
+	 * (the port + 10,000) a port that exists and that nobody listens on either.
+	 * @param count how many
+	 * @return the ports
+	 */
+	public static List<Integer> freeClusterPorts(int count) {
+		List<ServerSocket> held = new ArrayList<>();
+		List<Integer> ports = new ArrayList<>();
+		try {
+			while (ports.size() < count) {
+				ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+				held.add(socket);
+				int port = socket.getLocalPort();
+				if (port + 10_000 <= 65_535 && isFree(port + 10_000)) {
+					ports.add(port);
+				}
+			}
+			return List.copyOf(ports);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		finally {
+			for (ServerSocket socket : held) {
+				try {
+					socket.close();
+				}
+				catch (IOException ex) {
+					// nothing was sent on it
+				}
+			}
+		}
+	}
+
+	private static boolean isFree(int port) {
+		try (ServerSocket socket = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+			return true;
+		}
+		catch (IOException ex) {
+			return false;
+		}
+	}
+
 	static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);

@@ -53,8 +53,7 @@ public final class TestRedis {
 	 */
 	public static List<Integer> newCluster() {
 		{
-			List<Integer> ports = List.of(RedisProcess.freePort(), RedisProcess.freePort(), RedisProcess.freePort(),
-					RedisProcess.freePort(), RedisProcess.freePort(), RedisProcess.freePort());
+			List<Integer> ports = RedisProcess.freeClusterPorts(6);
 			try {
 				RedisShardedCluster cluster = RedisShardedCluster.newRedisCluster()
 					.serverPorts(ports)
