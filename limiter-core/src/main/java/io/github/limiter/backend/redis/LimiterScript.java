@@ -9,6 +9,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -135,6 +136,17 @@ public final class LimiterScript {
 	 */
 	public boolean repliesWithText() {
 		return this.text;
+	}
+
+	/**
+	 * A client's reply to this script as {@link RedisScriptExecutor#execute} answers it: the array's values, or a list
+	 * of the one text.
+	 * @param reply what the client answered: a list for an array, the text's bytes or {@code String} for a text
+	 * @return the reply as a list
+	 */
+	@SuppressWarnings("unchecked")
+	public List<Object> reply(Object reply) {
+		return this.text ? Collections.singletonList(reply) : (List<Object>) reply;
 	}
 
 	/**

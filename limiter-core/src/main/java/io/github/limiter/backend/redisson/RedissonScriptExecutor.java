@@ -1,7 +1,6 @@
 package io.github.limiter.backend.redisson;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -55,12 +54,7 @@ public final class RedissonScriptExecutor implements RedisScriptExecutor {
 			CompletionStage<Object> retry = this.script.evalAsync(routingKey, RScript.Mode.READ_WRITE, script.source(),
 					type, keyObjects, values);
 			return retry;
-		}).thenCompose(stage -> stage).thenApply(result -> asList(script, result));
-	}
-
-	@SuppressWarnings("unchecked")
-	private static List<Object> asList(LimiterScript script, Object reply) {
-		return script.repliesWithText() ? Collections.singletonList(reply) : (List<Object>) reply;
+		}).thenCompose(stage -> stage).thenApply(script::reply);
 	}
 
 }

@@ -1,7 +1,6 @@
 package io.github.limiter.backend.redis.spring;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -85,7 +84,7 @@ final class LettuceAsync {
 				return CompletableFuture.failedStage(failure);
 			}
 			return bytes.eval(script.source().getBytes(StandardCharsets.UTF_8), output, keys, args);
-		}).thenApply(result -> script.repliesWithText() ? Collections.singletonList(result) : (List<Object>) result);
+		}).thenApply(script::reply);
 	}
 
 }

@@ -1,7 +1,6 @@
 package io.github.limiter.backend.redis.spring;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -214,12 +213,7 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 						keys.length, keysAndArgs);
 			}
 		}
-		return asList(script, reply);
-	}
-
-	@SuppressWarnings("unchecked")
-	private static List<Object> asList(LimiterScript script, Object reply) {
-		return script.repliesWithText() ? Collections.singletonList(reply) : (List<Object>) reply;
+		return script.reply(reply);
 	}
 
 	private static byte[][] encode(List<String> strings) {
