@@ -222,29 +222,31 @@ final class ScriptCall {
 			return null;
 		}
 		long[] values = new long[expected];
-		int count = 0;
-		int i = 0;
 		int length = chars.length();
-		while (i < length) {
-			boolean negative = chars.charAt(i) == '-';
+		int i = 0;
+		for (int count = 0; count < expected; count++) {
+			if (count > 0) {
+				if (i == length || chars.charAt(i) != ' ') {
+					return null;
+				}
+				i++;
+			}
+			boolean negative = i < length && chars.charAt(i) == '-';
 			int start = negative ? i + 1 : i;
-			long value = 0;
 			int end = start;
+			long value = 0;
 			while (end < length && end - start < 18 && chars.charAt(end) >= '0' && chars.charAt(end) <= '9') {
 				value = value * 10 + (chars.charAt(end) - '0');
 				end++;
 			}
-			if (end == start || count == expected || (end < length && chars.charAt(end) != ' ')) {
+			if (end == start) {
 				return null;
 			}
-			values[count++] = negative ? -value : value;
-			i = (end < length) ? end + 1 : end;
-			if (i == length && end < length) {
-				// A trailing space: no number follows it.
-				return null;
-			}
+			values[count] = negative ? -value : value;
+			i = end;
 		}
-		return (count == expected) ? values : null;
+		// Nothing after the last number: no more numbers, no trailing space.
+		return (i == length) ? values : null;
 	}
 
 	private static String describe(List<Object> reply) {
