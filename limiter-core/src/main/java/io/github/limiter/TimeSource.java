@@ -5,6 +5,10 @@ package io.github.limiter;
  *
  * <p>The local backend reads it for every decision. The Redis backends read the time from Redis itself and accept a
  * time source only for tests, to run specifications at chosen instants.
+ *
+ * <p>A source may also keep a {@linkplain #recentMicros() recent reading} that costs a memory read instead of a clock
+ * read ({@link #ticking()}). The local backend decides on it the calls that it admits at once, and reads
+ * {@link #nowMicros()} before it refuses or delays one, so that an older time never refuses a call.
  */
 @FunctionalInterface
 public interface TimeSource {
@@ -16,9 +20,40 @@ public interface TimeSource {
 	};
 
 	/**
+	 * The system clock, with a recent reading refreshed every millisecond by a daemon thread while it is read.
+	 *
+	 * <p>A decision of the local backend then costs no clock read when it admits (on this project's 2-core machine,
+	 * about 30 ns of a 50 ns decision). The price: a call admitted on a reading up to a millisecond old (longer when
+	 * the ticking thread is late: a loaded machine, a pause of the JVM) counts from that older time, so right after a
+	 * key was idle a burst can take up to the limit's rate times that age more than its capacity. Calls refused or
+	 * delayed are decided on the system clock. The thread stops a second after it was last woken and starts again
+	 * on the next read.
+	 * @return the shared ticking system clock
+	 */
+	static TimeSource ticking() {
+		return TickingClock.SYSTEM;
+	}
+
+	/**
 	 * Current time.
 	 * @return microseconds since the epoch
 	 */
 	long nowMicros();
+
+	/**
+	 * A recent reading of the clock, which may lag behind {@link #nowMicros()} when this source {@link #ticks()}.
+	 * @return microseconds since the epoch, at most {@link #nowMicros()}
+	 */
+	default long recentMicros() {
+		return nowMicros();
+	}
+
+	/**
+	 * Whether {@link #recentMicros()} may lag behind {@link #nowMicros()}.
+	 * @return false unless this source keeps a recent reading apart from the clock
+	 */
+	default boolean ticks() {
+		return false;
+	}
 
 }

@@ -17,6 +17,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 import io.github.limiter.RateLimiter;
+import io.github.limiter.TimeSource;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.backend.local.LocalBackend;
 
@@ -26,7 +27,9 @@ import io.github.limiter.backend.local.LocalBackend;
  *
  * <p>The peers' plain benchmarks hold one limiter object and look nothing up; ours finds the key's state first. The
  * {@code PerKey} benchmarks give Bucket4j and Resilience4j what a keyed limit needs: their limiter found by key in a
- * bounded Caffeine cache, as applications (and Bucket4j's Spring Boot starter) hold one per user.
+ * bounded Caffeine cache, as applications (and Bucket4j's Spring Boot starter) hold one per user. The
+ * {@code limiterTicking} benchmarks decide on {@link TimeSource#ticking()}, a clock reading refreshed by a thread
+ * (no clock read when a call is admitted); the others on the system clock, read for every decision.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -34,6 +37,8 @@ import io.github.limiter.backend.local.LocalBackend;
 public class LocalDecisionBenchmark {
 
 	private RateLimiter limiter;
+
+	private RateLimiter ticking;
 
 	private TokenBucket bucket;
 
@@ -52,6 +57,7 @@ public class LocalDecisionBenchmark {
 		this.bucket4jPerKey = Caffeine.newBuilder().maximumSize(LocalBackend.DEFAULT_MAX_KEYS).build();
 		this.resilience4jPerKey = Caffeine.newBuilder().maximumSize(LocalBackend.DEFAULT_MAX_KEYS).build();
 		this.limiter = RateLimiter.of(LocalBackend.create());
+		this.ticking = RateLimiter.of(LocalBackend.create(TimeSource.ticking(), LocalBackend.DEFAULT_MAX_KEYS));
 		this.bucket = TokenBucket.of("bench", 1_000_000_000L, 1_000_000_000L, Duration.ofSeconds(1));
 		this.guava = com.google.common.util.concurrent.RateLimiter.create(1e9);
 		this.bucket4j = Bucket.builder()
@@ -73,6 +79,16 @@ public class LocalDecisionBenchmark {
 	@Benchmark
 	public boolean limiterTryAcquire() {
 		return this.limiter.tryAcquire(this.bucket, "k");
+	}
+
+	@Benchmark
+	public boolean limiterTicking() {
+		return this.ticking.acquire(this.bucket, "k").allowed();
+	}
+
+	@Benchmark
+	public boolean limiterTickingTryAcquire() {
+		return this.ticking.tryAcquire(this.bucket, "k");
 	}
 
 	@Benchmark

@@ -43,6 +43,11 @@ import io.github.limiter.spi.RateLimiterBackend;
  * key never wait for a lock. Decisions over several limits hold their keys in a fixed order by swapping each state
  * for a {@link Held} marker (other deciders spin briefly, then park, until it is released), so they are all or
  * nothing and never deadlock.
+ *
+ * <p>A decision reads the clock's {@linkplain TimeSource#recentMicros() recent reading}. On a clock that
+ * {@linkplain TimeSource#ticks() ticks} ({@link TimeSource#ticking()}), a call that this reading does not admit at
+ * once is decided again at {@linkplain TimeSource#nowMicros() the present}: an older time never refuses or delays a
+ * call, and retry and delay times are exact.
  */
 public final class LocalBackend implements RateLimiterBackend {
 
@@ -56,6 +61,9 @@ public final class LocalBackend implements RateLimiterBackend {
 
 	private final TimeSource clock;
 
+	/** Whether the clock's recent reading may lag: calls it does not admit at once are then decided again. */
+	private final boolean ticks;
+
 	private final AtomicInteger insertions = new AtomicInteger();
 
 	private final AtomicBoolean sweeping = new AtomicBoolean();
@@ -65,6 +73,7 @@ public final class LocalBackend implements RateLimiterBackend {
 			throw new IllegalArgumentException("max keys must be positive but was " + maxKeys);
 		}
 		this.clock = clock;
+		this.ticks = clock.ticks();
 		this.entries = Caffeine.newBuilder()
 			.maximumSize(maxKeys)
 			.evictionListener((StoreKey key, Entry entry, RemovalCause cause) -> {
@@ -91,6 +100,14 @@ public final class LocalBackend implements RateLimiterBackend {
 	 */
 	public static LocalBackend create(TimeSource clock, int maxKeys) {
 		return new LocalBackend(clock, maxKeys);
+	}
+
+	/**
+	 * The clock this backend decides on.
+	 * @return the clock
+	 */
+	public TimeSource clock() {
+		return this.clock;
 	}
 
 	/**
@@ -160,8 +177,13 @@ public final class LocalBackend implements RateLimiterBackend {
 				spins = spin(spins);
 				continue;
 			}
-			long now = this.clock.nowMicros();
+			long now = this.clock.recentMicros();
 			Outcome<Object> outcome = limit.evaluate(state, now, request.cost());
+			if (this.ticks && !admittedAtOnce(outcome)) {
+				// An older time never refuses or delays a call: decided again at the present.
+				now = this.clock.nowMicros();
+				outcome = limit.evaluate(state, now, request.cost());
+			}
 			boolean taken = operation.acquires() && outcome.allowed();
 			if (taken && !STATE.compareAndSet(entry, state, outcome.next())) {
 				lost = backOff(lost);
@@ -231,8 +253,7 @@ public final class LocalBackend implements RateLimiterBackend {
 	private Decision lockAndDecide(List<LimitRequest> requests, StoreKey[] keys, Integer[] order, int depth,
 			Held[] locked, Operation operation) {
 		if (depth == order.length) {
-			// The time is read with every entry held, so decisions on one key see non-decreasing times.
-			return decideLocked(requests, locked, operation, this.clock.nowMicros());
+			return decideLocked(requests, locked, operation);
 		}
 		int index = order[depth];
 		if (depth > 0 && keys[index].equals(keys[order[depth - 1]])) {
@@ -275,22 +296,27 @@ public final class LocalBackend implements RateLimiterBackend {
 		}
 	}
 
-	private Decision decideLocked(List<LimitRequest> requests, Held[] entries, Operation operation, long now) {
+	/**
+	 * Decides with every entry held. The time is read then, so that decisions on one key see the clock's times in
+	 * order; on the recent reading first, and again at the present unless every limit admits at once.
+	 */
+	private Decision decideLocked(List<LimitRequest> requests, Held[] entries, Operation operation) {
 		int n = requests.size();
 		List<Decision> parts = new ArrayList<>(n);
 		if (operation == Operation.RECORD) {
+			long now = this.clock.nowMicros();
 			for (int i = 0; i < n; i++) {
 				parts.add(record(requests.get(i), entries[i], now));
 			}
 			return Decision.combine(parts);
 		}
-		Outcome<?>[] outcomes = new Outcome<?>[n];
-		boolean all = true;
-		for (int i = 0; i < n; i++) {
-			LimitRequest request = requests.get(i);
-			outcomes[i] = algorithm(request.limit()).evaluate(entries[i].current, now, request.cost());
-			all &= outcomes[i].allowed();
+		long now = this.clock.recentMicros();
+		Outcome<?>[] outcomes = evaluate(requests, entries, now);
+		if (this.ticks && !Arrays.stream(outcomes).allMatch(LocalBackend::admittedAtOnce)) {
+			now = this.clock.nowMicros();
+			outcomes = evaluate(requests, entries, now);
 		}
+		boolean all = Arrays.stream(outcomes).allMatch(Outcome::allowed);
 		for (int i = 0; i < n; i++) {
 			LimitRequest request = requests.get(i);
 			Outcome<?> outcome = outcomes[i];
@@ -308,6 +334,20 @@ public final class LocalBackend implements RateLimiterBackend {
 			parts.add(decision(request.limit(), outcome, outcome.allowed(), now, token));
 		}
 		return Decision.combine(parts);
+	}
+
+	private static Outcome<?>[] evaluate(List<LimitRequest> requests, Held[] entries, long now) {
+		Outcome<?>[] outcomes = new Outcome<?>[requests.size()];
+		for (int i = 0; i < outcomes.length; i++) {
+			LimitRequest request = requests.get(i);
+			outcomes[i] = algorithm(request.limit()).evaluate(entries[i].current, now, request.cost());
+		}
+		return outcomes;
+	}
+
+	/** Admitted without a delay: the only outcome decided on a clock's recent reading. */
+	private static boolean admittedAtOnce(Outcome<?> outcome) {
+		return outcome.allowed() && outcome.delayMicros() == 0;
 	}
 
 	private Decision record(LimitRequest request, Held entry, long now) {

@@ -89,7 +89,7 @@ final class BackendConfigurations {
 						+ "kept in this JVM and hold per instance, not across instances. Set limiter.backend=local to "
 						+ "make this choice explicit.");
 			}
-			return LocalBackend.create(io.github.limiter.TimeSource.SYSTEM, properties.getLocal().getMaxKeys());
+			return LocalBackend.create(properties.getLocal().getClock().source(), properties.getLocal().getMaxKeys());
 		}
 
 	}

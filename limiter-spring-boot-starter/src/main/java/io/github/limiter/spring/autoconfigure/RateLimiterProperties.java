@@ -10,6 +10,7 @@ import org.springframework.boot.context.properties.DeprecatedConfigurationProper
 import org.springframework.core.Ordered;
 
 import io.github.limiter.Limit;
+import io.github.limiter.TimeSource;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.algorithm.CalendarUnit;
 import io.github.limiter.backend.redisson.RedissonBackend;
@@ -600,6 +601,23 @@ public class RateLimiterProperties {
 		 */
 		private int maxKeys = 100_000;
 
+		/**
+		 * The clock of local decisions: precise (the system clock, read for every decision) or ticking (a reading a
+		 * thread refreshes every millisecond, for calls admitted at once: about 30 ns less per decision, but such a
+		 * call counts from up to a millisecond earlier, longer when that thread runs late, so right after a key was
+		 * used a burst can take up to the limit's rate times that lag more; refused and delayed calls are decided on
+		 * the system clock either way).
+		 */
+		private Clock clock = Clock.PRECISE;
+
+		public Clock getClock() {
+			return this.clock;
+		}
+
+		public void setClock(Clock clock) {
+			this.clock = clock;
+		}
+
 		public int getMaxKeys() {
 			return this.maxKeys;
 		}
@@ -609,6 +627,31 @@ public class RateLimiterProperties {
 				throw new IllegalArgumentException("Invalid limiter.local.max-keys = '" + maxKeys + "': must be positive");
 			}
 			this.maxKeys = maxKeys;
+		}
+
+		/** The clock of local decisions. */
+		public enum Clock {
+
+			/** The system clock, read for every decision. */
+			PRECISE(TimeSource.SYSTEM),
+
+			/** The system clock's reading refreshed every millisecond, for calls admitted at once. */
+			TICKING(TimeSource.ticking());
+
+			private final TimeSource source;
+
+			Clock(TimeSource source) {
+				this.source = source;
+			}
+
+			/**
+			 * The time source of this choice.
+			 * @return the time source
+			 */
+			public TimeSource source() {
+				return this.source;
+			}
+
 		}
 
 	}

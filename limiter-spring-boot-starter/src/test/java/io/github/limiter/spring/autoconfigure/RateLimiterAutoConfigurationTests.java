@@ -13,6 +13,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 import io.github.limiter.Decision;
 import io.github.limiter.RateLimiter;
+import io.github.limiter.TimeSource;
 import io.github.limiter.backend.local.LocalBackend;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.backend.redisson.RedissonBackend;
@@ -153,6 +154,13 @@ class RateLimiterAutoConfigurationTests {
 					.isInstanceOfSatisfying(GuardedBackend.class,
 							guarded -> assertThat(guarded.delegate()).isInstanceOf(CustomBackend.class));
 			});
+	}
+
+	@Test
+	void theLocalBackendReadsTheSystemClockUnlessTheTickingClockIsChosen() {
+		this.runner.run(context -> assertThat(context.getBean(LocalBackend.class).clock()).isSameAs(TimeSource.SYSTEM));
+		this.runner.withPropertyValues("limiter.local.clock=ticking")
+			.run(context -> assertThat(context.getBean(LocalBackend.class).clock()).isSameAs(TimeSource.ticking()));
 	}
 
 	@Test

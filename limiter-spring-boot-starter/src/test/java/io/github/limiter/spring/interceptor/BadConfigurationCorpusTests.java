@@ -2,6 +2,7 @@ package io.github.limiter.spring.interceptor;
 
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -100,6 +101,21 @@ class BadConfigurationCorpusTests {
 		this.runner.withPropertyValues(policies()).withPropertyValues(properties).run(context -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).hasMessageContaining("limiter.policies.fixed.algorithm");
+		});
+	}
+
+	@Test
+	void anUnknownLocalClockFailsBindingNamingThePropertyAndTheValue() {
+		this.runner.withPropertyValues(policies()).withPropertyValues("limiter.local.clock=fast").run(context -> {
+			assertThat(context).hasFailed();
+			// What Boot's failure analysis prints: the property, its value and the reason.
+			assertThat(context.getStartupFailure()).hasMessageContaining("limiter.local.clock");
+			Throwable failure = context.getStartupFailure();
+			while (!(failure instanceof org.springframework.boot.context.properties.bind.BindException)) {
+				failure = failure.getCause();
+			}
+			assertThat(((org.springframework.boot.context.properties.bind.BindException) failure).getProperty().getValue())
+				.isEqualTo("fast");
 		});
 	}
 

@@ -1,0 +1,163 @@
+package io.github.limiter.backend.local;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import io.github.limiter.Decision;
+import io.github.limiter.LimitRequest;
+import io.github.limiter.RateLimiter;
+import io.github.limiter.TimeSource;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.LeakyBucket;
+import io.github.limiter.algorithm.TokenBucket;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The local backend on a clock whose recent reading lags behind the present ({@link TimeSource#ticking()}): calls the
+ * recent reading admits at once are decided on it; any other call is decided again at the present.
+ */
+class LocalBackendRecentClockTests {
+
+	private static final long T0 = 1_700_000_000_000_000L;
+
+	private static final long SECOND = 1_000_000L;
+
+	private final LaggingClock clock = new LaggingClock();
+
+	private final RateLimiter limiter = RateLimiter.of(LocalBackend.create(this.clock, 1000));
+
+	@Test
+	void aCallTheRecentReadingAdmitsIsDecidedOnIt() {
+		TokenBucket bucket = TokenBucket.of("api", 2, 1, Duration.ofSeconds(1));
+		this.clock.at(T0, T0 + 300_000);
+
+		Decision first = this.limiter.acquire(bucket, "k");
+
+		assertThat(first.allowed()).isTrue();
+		assertThat(first.timeMicros()).isEqualTo(T0);
+		assertThat(first.remaining()).isEqualTo(1);
+	}
+
+	@Test
+	void aCallTheRecentReadingWouldRefuseIsDecidedAtThePresentWithAnExactRetryTime() {
+		TokenBucket bucket = TokenBucket.of("api", 1, 1, Duration.ofSeconds(1));
+		this.clock.at(T0, T0);
+		assertThat(this.limiter.acquire(bucket, "k").allowed()).isTrue();
+
+		// The recent reading stays at T0 (a late ticking thread); the present is a second later: the token is back.
+		this.clock.at(T0, T0 + SECOND);
+		Decision second = this.limiter.acquire(bucket, "k");
+		assertThat(second.allowed()).isTrue();
+		assertThat(second.timeMicros()).isEqualTo(T0 + SECOND);
+
+		// Refused at the present too: the retry time counts from the present, not from the older reading.
+		this.clock.at(T0, T0 + SECOND + 250_000);
+		Decision third = this.limiter.acquire(bucket, "k");
+		assertThat(third.allowed()).isFalse();
+		assertThat(third.timeMicros()).isEqualTo(T0 + SECOND + 250_000);
+		assertThat(third.retryAfterMicros()).isEqualTo(750_000);
+		assertThat(this.limiter.tryAcquire(bucket, "k")).isFalse();
+	}
+
+	@Test
+	void aPermitTakingLessThanTheLagIsStillServedAtItsRate() {
+		// One permit every 100 us, no burst: a recent reading a millisecond old would admit one call per millisecond.
+		TokenBucket bucket = TokenBucket.of("fine", 1, 1, Duration.ofNanos(100_000));
+		int admitted = 0;
+		for (long present = T0; present < T0 + 10_000; present += 100) {
+			this.clock.at(present - present % 1_000, present);
+			admitted += this.limiter.tryAcquire(bucket, "k") ? 1 : 0;
+		}
+		assertThat(admitted).isEqualTo(100);
+	}
+
+	@Test
+	void aQueueingCallsDelayIsMeasuredAtThePresent() {
+		LeakyBucket queue = LeakyBucket.queueing("queue", 10, Duration.ofSeconds(1), 5);
+		this.clock.at(T0, T0);
+		assertThat(this.limiter.acquire(queue, "k").delayMicros()).isZero();
+
+		// 40 ms later, the next call waits for the rest of the first one's 100 ms; measured from the older reading it
+		// would wait the whole 100 ms.
+		this.clock.at(T0, T0 + 40_000);
+		Decision queued = this.limiter.acquire(queue, "k");
+		assertThat(queued.allowed()).isTrue();
+		assertThat(queued.delayMicros()).isEqualTo(60_000);
+		assertThat(queued.timeMicros()).isEqualTo(T0 + 40_000);
+	}
+
+	@Test
+	void aDecisionOnSeveralLimitsThatOneWouldRefuseIsDecidedAtThePresent() {
+		FixedWindow perSecond = FixedWindow.of("per-second", 1, Duration.ofSeconds(1));
+		FixedWindow perHour = FixedWindow.of("per-hour", 100, Duration.ofHours(1));
+		this.clock.at(T0, T0);
+		assertThat(this.limiter.acquire(LimitRequest.of(perSecond, "k"), LimitRequest.of(perHour, "k")).allowed())
+			.isTrue();
+
+		this.clock.at(T0, T0 + SECOND);
+		Decision next = this.limiter.acquire(LimitRequest.of(perSecond, "k"), LimitRequest.of(perHour, "k"));
+		assertThat(next.allowed()).isTrue();
+		assertThat(next.timeMicros()).isEqualTo(T0 + SECOND);
+		assertThat(this.limiter.check(perHour, "k").remaining()).isEqualTo(100 - 2 - 1);
+	}
+
+	@Test
+	void aBurstRightAfterAKeyWasUsedTakesAtMostTheRateTimesTheLagMore() {
+		// The price of the recent reading, as TimeSource.ticking() documents it: 10 per second, a burst of 10.
+		TokenBucket bucket = TokenBucket.of("api", 10, 10, Duration.ofSeconds(1));
+		this.clock.at(T0, T0);
+		assertThat(this.limiter.tryAcquire(bucket, "k")).isTrue();
+
+		// Two seconds later the bucket is full again, but the recent reading lags by 1.95 s (far beyond a tick): the
+		// key's state lies ahead of it, so 9 calls are counted from T0 + 50 ms, and the 10 that the present allows
+		// follow: 19 where a precise clock admits 10, within 10 + 10 per second x 1.95 s.
+		this.clock.at(T0 + 50_000, T0 + 2 * SECOND);
+		int burst = 0;
+		while (this.limiter.tryAcquire(bucket, "k")) {
+			burst++;
+		}
+		assertThat(burst).isEqualTo(19);
+	}
+
+	@Test
+	void onTheSystemClockEveryDecisionReadsThePresent() {
+		assertThat(TimeSource.SYSTEM.ticks()).isFalse();
+		assertThat(TimeSource.ticking().ticks()).isTrue();
+		RateLimiter precise = RateLimiter.of(LocalBackend.create());
+		long before = TimeSource.SYSTEM.nowMicros();
+		Decision decision = precise.acquire(TokenBucket.of("api", 1, Duration.ofSeconds(1)), "k");
+		assertThat(decision.timeMicros()).isGreaterThanOrEqualTo(before);
+	}
+
+	/** A recent reading and a present set by the test. */
+	private static final class LaggingClock implements TimeSource {
+
+		private volatile long recent;
+
+		private volatile long now;
+
+		void at(long recent, long now) {
+			this.recent = recent;
+			this.now = now;
+		}
+
+		@Override
+		public long nowMicros() {
+			return this.now;
+		}
+
+		@Override
+		public long recentMicros() {
+			return this.recent;
+		}
+
+		@Override
+		public boolean ticks() {
+			return true;
+		}
+
+	}
+
+}
