@@ -6,13 +6,14 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A clock and a copy of its reading that one daemon thread refreshes every tick, so that reading the copy is a memory
- * read. The thread runs only while the copy is read: it stops after a number of ticks from its last start, and the
- * first read after that reads the clock, publishes the reading and starts it again (under steady reading, one read a
- * second pays for a clock read and a wake-up).
+ * read. The thread runs only while the copy is read: after a period of ticks in which nothing read it, it stops, and
+ * the first read after that reads the clock, publishes the reading and starts it again. Under steady reading the
+ * thread never stops, and a read is two memory reads (a read also marks the tick as used, writing only when the mark
+ * was cleared: once a tick).
  */
 final class TickingClock implements TimeSource {
 
-	/** The system clock, refreshed every millisecond, stopping after a second. */
+	/** The system clock, refreshed every millisecond, stopping after a second without reads. */
 	static final TickingClock SYSTEM = new TickingClock(TimeSource.SYSTEM, 1_000_000L, 1_000, "limiter-clock");
 
 	/** The copy's value while the thread is stopped. */
@@ -33,22 +34,28 @@ final class TickingClock implements TimeSource {
 
 	private final long tickNanos;
 
-	private final int ticksPerStart;
+	private final int ticksPerPeriod;
 
 	private final Thread ticker;
 
 	private volatile long recent = ASLEEP;
 
+	/** Whether the copy was read since the last tick. */
+	private volatile boolean read;
+
+	/** Times the thread was started (tests). */
+	private volatile int starts;
+
 	/**
 	 * @param clock the clock read
 	 * @param tickNanos time between two refreshes of the copy
-	 * @param ticksPerStart refreshes after each start before the thread stops
+	 * @param ticksPerPeriod refreshes in a period: the thread stops after a period in which the copy was not read
 	 * @param name the thread's name
 	 */
-	TickingClock(TimeSource clock, long tickNanos, int ticksPerStart, String name) {
+	TickingClock(TimeSource clock, long tickNanos, int ticksPerPeriod, String name) {
 		this.clock = clock;
 		this.tickNanos = tickNanos;
-		this.ticksPerStart = ticksPerStart;
+		this.ticksPerPeriod = ticksPerPeriod;
 		this.ticker = new Thread(this::tick, name);
 		this.ticker.setDaemon(true);
 		// No application's class loader is kept alive by a thread that outlives it.
@@ -63,7 +70,13 @@ final class TickingClock implements TimeSource {
 	@Override
 	public long recentMicros() {
 		long recent = this.recent;
-		return (recent != ASLEEP) ? recent : wake();
+		if (recent == ASLEEP) {
+			return wake();
+		}
+		if (!this.read) {
+			this.read = true;
+		}
+		return recent;
 	}
 
 	@Override
@@ -76,10 +89,16 @@ final class TickingClock implements TimeSource {
 		return this.recent != ASLEEP;
 	}
 
+	/** Times the thread was started (tests). */
+	int starts() {
+		return this.starts;
+	}
+
 	/** Publishes a reading of the clock and starts the thread, unless a concurrent read did. */
 	private long wake() {
 		long now = this.clock.nowMicros();
 		if (RECENT.compareAndSet(this, ASLEEP, now)) {
+			this.starts++;
 			synchronized (this) {
 				if (this.ticker.getState() == Thread.State.NEW) {
 					this.ticker.start();
@@ -90,15 +109,26 @@ final class TickingClock implements TimeSource {
 		return now;
 	}
 
+	/**
+	 * Refreshes the copy every tick, and clears the mark of a read every tick too: readers then set it about once a
+	 * tick each, often enough that the compiled read keeps both of its branches instead of being recompiled when a
+	 * rare one is taken.
+	 */
 	private void tick() {
+		int unread = 0;
 		while (true) {
-			for (int i = 0; i < this.ticksPerStart; i++) {
-				LockSupport.parkNanos(this, this.tickNanos);
-				this.recent = this.clock.nowMicros();
+			LockSupport.parkNanos(this, this.tickNanos);
+			this.recent = this.clock.nowMicros();
+			if (this.read) {
+				this.read = false;
+				unread = 0;
 			}
-			this.recent = ASLEEP;
-			while (this.recent == ASLEEP) {
-				LockSupport.park(this);
+			else if (++unread >= this.ticksPerPeriod) {
+				this.recent = ASLEEP;
+				while (this.recent == ASLEEP) {
+					LockSupport.park(this);
+				}
+				unread = 0;
 			}
 		}
 	}

@@ -26,8 +26,8 @@ public interface TimeSource {
 	 * about 30 ns of a 50 ns decision). The price: a call admitted on a reading up to a millisecond old (longer when
 	 * the ticking thread is late: a loaded machine, a pause of the JVM) counts from that older time, so right after a
 	 * key was idle a burst can take up to the limit's rate times that age more than its capacity. Calls refused or
-	 * delayed are decided on the system clock. The thread stops a second after it was last woken and starts again
-	 * on the next read.
+	 * delayed are decided on the system clock. The thread stops after a second without reads and starts again on
+	 * the next read.
 	 * @return the shared ticking system clock
 	 */
 	static TimeSource ticking() {

@@ -32,17 +32,32 @@ class TickingClockTests {
 	}
 
 	@Test
-	void theThreadStopsAfterItsTicksAndTheNextReadStartsItAgain() {
+	void theThreadStopsAfterAPeriodWithoutReadsAndTheNextReadStartsItAgain() {
 		TickingClock clock = new TickingClock(this.source::get, 1_000_000L, 5, "test-clock-stops");
 		clock.recentMicros();
 		eventually(() -> !clock.awake());
+		assertThat(clock.starts()).isEqualTo(1);
 
 		// Stopped: the copy is not refreshed, and a read reads the clock itself.
 		this.source.set(5_000);
 		assertThat(clock.recentMicros()).isEqualTo(5_000);
 		assertThat(clock.awake()).isTrue();
+		assertThat(clock.starts()).isEqualTo(2);
 		this.source.set(6_000);
 		eventually(() -> clock.recentMicros() == 6_000);
+	}
+
+	@Test
+	void theThreadKeepsTickingWhileTheCopyIsRead() {
+		// Periods of half a second: reading without a pause for three of them never finds the thread stopped.
+		TickingClock clock = new TickingClock(this.source::get, 1_000_000L, 500, "test-clock-kept");
+		long end = System.nanoTime() + Duration.ofMillis(1_500).toNanos();
+		while (System.nanoTime() < end) {
+			clock.recentMicros();
+			this.source.incrementAndGet();
+		}
+		assertThat(clock.starts()).isEqualTo(1);
+		assertThat(clock.awake()).isTrue();
 	}
 
 	@Test
