@@ -167,6 +167,7 @@ public final class LocalBackend implements RateLimiterBackend {
 		Entry entry = entry(key);
 		int spins = 0;
 		int lost = 0;
+		boolean present = !this.ticks;
 		while (true) {
 			Object state = entry.state;
 			if (state == REMOVED) {
@@ -177,12 +178,12 @@ public final class LocalBackend implements RateLimiterBackend {
 				spins = spin(spins);
 				continue;
 			}
-			long now = this.clock.recentMicros();
+			long now = present ? this.clock.nowMicros() : this.clock.recentMicros();
 			Outcome<Object> outcome = limit.evaluate(state, now, request.cost());
-			if (this.ticks && !admittedAtOnce(outcome)) {
+			if (!present && !admittedAtOnce(outcome)) {
 				// An older time never refuses or delays a call: decided again at the present.
-				now = this.clock.nowMicros();
-				outcome = limit.evaluate(state, now, request.cost());
+				present = true;
+				continue;
 			}
 			boolean taken = operation.acquires() && outcome.allowed();
 			if (taken && !STATE.compareAndSet(entry, state, outcome.next())) {
