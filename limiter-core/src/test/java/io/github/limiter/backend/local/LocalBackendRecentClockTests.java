@@ -1,6 +1,14 @@
 package io.github.limiter.backend.local;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import org.junit.jupiter.api.Test;
 
@@ -129,6 +137,76 @@ class LocalBackendRecentClockTests {
 		long before = TimeSource.SYSTEM.nowMicros();
 		Decision decision = precise.acquire(TokenBucket.of("api", 1, Duration.ofSeconds(1)), "k");
 		assertThat(decision.timeMicros()).isGreaterThanOrEqualTo(before);
+	}
+
+	@Test
+	void underLoadNoWindowAdmitsMoreThanTheBucketPlusTheRateOverTheWindowAndTheLagSeen() throws Exception {
+		// Eight callers and two spinning threads on the machine's cores, on the ticking system clock: the copy's lag is
+		// whatever the machine makes it. Each admitted call records when it started and ended (system clock) and the
+		// time it was decided at. For calls k before m in the key's order, GCRA gives m - k + 1 <= C + (d_m - d_k) / T,
+		// with d_m at most m's end and d_k at least k's start less the lag: so the admitted calls inside any interval
+		// [a, b] number at most C + (b - a + lag) / T, the lag being the largest (start - decision time) seen.
+		TokenBucket bucket = TokenBucket.of("load", 50, 1000, Duration.ofSeconds(1));
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create(TimeSource.ticking(), 1000));
+		long end = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+		ConcurrentLinkedQueue<long[]> admitted = new ConcurrentLinkedQueue<>();
+		ExecutorService threads = Executors.newFixedThreadPool(10);
+		try {
+			List<Future<?>> work = new ArrayList<>();
+			for (int t = 0; t < 2; t++) {
+				work.add(threads.submit(() -> {
+					long spun = 0;
+					while (System.nanoTime() < end) {
+						spun++;
+					}
+					return spun;
+				}));
+			}
+			for (int t = 0; t < 8; t++) {
+				work.add(threads.submit(() -> {
+					while (System.nanoTime() < end) {
+						long start = TimeSource.SYSTEM.nowMicros();
+						Decision decision = limiter.acquire(bucket, "k");
+						long finish = TimeSource.SYSTEM.nowMicros();
+						if (decision.allowed()) {
+							admitted.add(new long[] { start, finish, decision.timeMicros() });
+						}
+					}
+					return null;
+				}));
+			}
+			for (Future<?> future : work) {
+				future.get();
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		long[][] calls = admitted.toArray(new long[0][]);
+		long lag = 0;
+		for (long[] call : calls) {
+			lag = Math.max(lag, call[0] - call[2]);
+		}
+		// The copy was in use: some calls were decided at a time before they started.
+		assertThat(lag).isPositive();
+		Arrays.sort(calls, Comparator.comparingLong((long[] call) -> call[0]));
+		long interval = 1000;
+		long capacity = 50;
+		for (int i = 0; i < calls.length; i++) {
+			long from = calls[i][0];
+			long[] ends = new long[calls.length - i];
+			for (int j = i; j < calls.length; j++) {
+				ends[j - i] = calls[j][1];
+			}
+			Arrays.sort(ends);
+			for (int k = 0; k < ends.length; k++) {
+				long bound = capacity + Math.floorDiv(ends[k] - from + lag, interval);
+				assertThat((long) k + 1).as("admitted calls within [%d, %d] us, lag %d us", from, ends[k], lag)
+					.isLessThanOrEqualTo(bound);
+			}
+		}
+		// The callers kept the bucket busy: about its capacity and rate over 2 s were admitted.
+		assertThat(calls.length).isGreaterThan(1000);
 	}
 
 	/** A recent reading and a present set by the test. */
