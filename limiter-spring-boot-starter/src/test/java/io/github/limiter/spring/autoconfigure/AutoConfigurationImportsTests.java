@@ -39,7 +39,7 @@ class AutoConfigurationImportsTests {
 			assertThat(in).isNotNull();
 			String metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
 			assertThat(metadata).contains("\"limiter.backend\"", "\"limiter.policies\"", "\"limiter.defaults.window\"",
-					"\"limiter.aop.order\"", "\"limiter.empty-key\"");
+					"\"limiter.aop.order\"", "\"limiter.empty-key\"", "\"limiter.local.clock\"");
 			// The default the metadata shows is the backend's own.
 			assertThat(metadata.replaceAll("\\s", "")).containsPattern("\"name\":\"limiter.redis.denial-cache-size\"[^}]*"
 					+ "\"defaultValue\":" + io.github.limiter.backend.redis.RedisScriptBackend.DEFAULT_DENIAL_CACHE_SIZE + "\\}");
