@@ -22,12 +22,13 @@ public interface TimeSource {
 	/**
 	 * The system clock, with a recent reading refreshed every millisecond by a daemon thread while it is read.
 	 *
-	 * <p>A decision of the local backend then costs no clock read when it admits (on this project's 2-core machine,
-	 * about 30 ns of a 50 ns decision). The price: a call admitted on a reading up to a millisecond old (longer when
-	 * the ticking thread is late: a loaded machine, a pause of the JVM) counts from that older time, so right after a
-	 * key was idle a burst can take up to the limit's rate times that age more than its capacity. Calls refused or
-	 * delayed are decided on the system clock. The thread stops after a second without reads and starts again on
-	 * the next read.
+	 * <p>A decision of the local backend on a token bucket, a leaky bucket or a sliding log then costs no clock read
+	 * when it admits (on this project's 2-core machine, about 30 ns of a 50 ns decision). The price: a call admitted on
+	 * a reading up to a millisecond old (longer when the thread is late: a loaded machine, a pause of the JVM) counts
+	 * from that older time, so right after a key was used a burst can take up to the limit's rate times that lag more
+	 * than its capacity. Calls refused or delayed are decided on the system clock, and so are fixed windows and
+	 * sliding counters, whose counts restart at window boundaries. The thread wakes every millisecond while anything
+	 * reads the clock, ends after a second without reads, and a new one starts on the next read.
 	 * @return the shared ticking system clock
 	 */
 	static TimeSource ticking() {

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The ticking clock: a recent reading that a thread refreshes while it is read, and that stops when it is not.
+ * The ticking clock: a recent reading that a thread refreshes while it is read; the thread ends when it is not.
  */
 class TickingClockTests {
 
@@ -20,7 +20,7 @@ class TickingClockTests {
 
 	@Test
 	void theFirstReadReadsTheClockAndTheThreadThenFollowsIt() {
-		TickingClock clock = new TickingClock(this.source::get, 1_000_000L, 1_000_000, "test-clock-follows");
+		TickingClock clock = new TickingClock(this.source::get, 1_000_000L, 50, "test-clock-follows");
 		assertThat(clock.awake()).isFalse();
 
 		assertThat(clock.recentMicros()).isEqualTo(1_000);
@@ -32,19 +32,35 @@ class TickingClockTests {
 	}
 
 	@Test
-	void theThreadStopsAfterAPeriodWithoutReadsAndTheNextReadStartsItAgain() {
-		TickingClock clock = new TickingClock(this.source::get, 1_000_000L, 5, "test-clock-stops");
+	void theThreadEndsAfterAPeriodWithoutReadsAndTheNextReadStartsAnother() {
+		TickingClock clock = new TickingClock(this.source::get, 1_000_000L, 5, "test-clock-ends");
 		clock.recentMicros();
-		eventually(() -> !clock.awake());
+		eventually(() -> !clock.awake() && thread("test-clock-ends") == null);
 		assertThat(clock.starts()).isEqualTo(1);
 
-		// Stopped: the copy is not refreshed, and a read reads the clock itself.
+		// No thread: the copy is not refreshed, and a read reads the clock itself.
 		this.source.set(5_000);
 		assertThat(clock.recentMicros()).isEqualTo(5_000);
 		assertThat(clock.awake()).isTrue();
 		assertThat(clock.starts()).isEqualTo(2);
 		this.source.set(6_000);
 		eventually(() -> clock.recentMicros() == 6_000);
+	}
+
+	@Test
+	void anInterruptedThreadEndsAndTheNextReadStartsAnother() {
+		TickingClock clock = new TickingClock(this.source::get, 1_000_000L, 60_000, "test-clock-interrupted");
+		clock.recentMicros();
+		eventually(() -> thread("test-clock-interrupted") != null);
+		thread("test-clock-interrupted").interrupt();
+		eventually(() -> !clock.awake() && thread("test-clock-interrupted") == null);
+
+		this.source.set(7_000);
+		assertThat(clock.recentMicros()).isEqualTo(7_000);
+		assertThat(clock.starts()).isEqualTo(2);
+		this.source.set(8_000);
+		eventually(() -> clock.recentMicros() == 8_000);
+		thread("test-clock-interrupted").interrupt();
 	}
 
 	@Test
@@ -69,14 +85,20 @@ class TickingClockTests {
 		ticking.recentMicros();
 		eventually(() -> ticking.recentMicros() > before);
 		assertThat(ticking.recentMicros()).isLessThanOrEqualTo(TimeSource.SYSTEM.nowMicros());
-		Thread ticker = Thread.getAllStackTraces()
-			.keySet()
-			.stream()
-			.filter((thread) -> thread.getName().equals("limiter-clock"))
-			.findFirst()
-			.orElseThrow();
+		Thread ticker = thread("limiter-clock");
+		assertThat(ticker).isNotNull();
 		assertThat(ticker.isDaemon()).isTrue();
 		assertThat(ticker.getContextClassLoader()).isNull();
+	}
+
+	/** The live thread of this name, or null. */
+	private static Thread thread(String name) {
+		return Thread.getAllStackTraces()
+			.keySet()
+			.stream()
+			.filter((thread) -> thread.getName().equals(name) && thread.isAlive())
+			.findFirst()
+			.orElse(null);
 	}
 
 	private static void eventually(BooleanSupplier condition) {

@@ -9,27 +9,30 @@ package io.github.limiter.algorithm;
 public enum Algorithm {
 
 	/** N per window; windows aligned to the epoch or to calendar boundaries. See {@link FixedWindow}. */
-	FIXED_WINDOW("fw", "fixed_window.lua"),
+	FIXED_WINDOW("fw", "fixed_window.lua", true),
 
 	/** Exact: at most N in any interval of one window length. See {@link SlidingWindowLog}. */
-	SLIDING_WINDOW_LOG("sl", "sliding_window_log.lua"),
+	SLIDING_WINDOW_LOG("sl", "sliding_window_log.lua", false),
 
 	/** O(1) approximation of a sliding window from two fixed windows. See {@link SlidingWindowCounter}. */
-	SLIDING_WINDOW_COUNTER("sc", "sliding_window_counter.lua"),
+	SLIDING_WINDOW_COUNTER("sc", "sliding_window_counter.lua", true),
 
 	/** Capacity and refill rate; bursts up to capacity. See {@link TokenBucket}. */
-	TOKEN_BUCKET("gc", "gcra.lua"),
+	TOKEN_BUCKET("gc", "gcra.lua", false),
 
 	/** nginx {@code limit_req}: rate and burst, excess rejected, queued or served at once. See {@link LeakyBucket}. */
-	LEAKY_BUCKET("gc", "gcra.lua");
+	LEAKY_BUCKET("gc", "gcra.lua", false);
 
 	private final String code;
 
 	private final String script;
 
-	Algorithm(String code, String script) {
+	private final boolean windowed;
+
+	Algorithm(String code, String script, boolean windowed) {
 		this.code = code;
 		this.script = script;
+		this.windowed = windowed;
 	}
 
 	/**
@@ -48,6 +51,17 @@ public enum Algorithm {
 	 */
 	public String script() {
 		return this.script;
+	}
+
+	/**
+	 * Whether the state counts per window between fixed boundaries (a fixed or calendar window, and the two windows of
+	 * a sliding counter). A call decided at a time older than the present could be counted in a window that has
+	 * already ended, so the local backend decides these limits at the present even on a clock that
+	 * {@linkplain io.github.limiter.TimeSource#ticks() ticks}.
+	 * @return true for counts kept per window
+	 */
+	public boolean windowed() {
+		return this.windowed;
 	}
 
 }

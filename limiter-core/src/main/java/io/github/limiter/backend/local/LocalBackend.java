@@ -44,10 +44,12 @@ import io.github.limiter.spi.RateLimiterBackend;
  * for a {@link Held} marker (other deciders spin briefly, then park, until it is released), so they are all or
  * nothing and never deadlock.
  *
- * <p>A decision reads the clock's {@linkplain TimeSource#recentMicros() recent reading}. On a clock that
- * {@linkplain TimeSource#ticks() ticks} ({@link TimeSource#ticking()}), a call that this reading does not admit at
- * once is decided again at {@linkplain TimeSource#nowMicros() the present}: an older time never refuses or delays a
- * call, and retry and delay times are exact.
+ * <p>On a clock that {@linkplain TimeSource#ticks() ticks} ({@link TimeSource#ticking()}), a decision reads the
+ * clock's {@linkplain TimeSource#recentMicros() recent reading}, and a call that this reading does not admit at once
+ * is decided again at {@linkplain TimeSource#nowMicros() the present}: an older time never refuses or delays a call,
+ * and retry and delay times are exact. Limits whose counts are kept per window ({@link
+ * io.github.limiter.algorithm.Algorithm#windowed()}) are always decided at the present: on an older time a call could
+ * be counted in a window that has already ended.
  */
 public final class LocalBackend implements RateLimiterBackend {
 
@@ -167,7 +169,7 @@ public final class LocalBackend implements RateLimiterBackend {
 		Entry entry = entry(key);
 		int spins = 0;
 		int lost = 0;
-		boolean present = !this.ticks;
+		boolean present = !this.ticks || limit.algorithm().windowed();
 		while (true) {
 			Object state = entry.state;
 			if (state == REMOVED) {
@@ -298,8 +300,8 @@ public final class LocalBackend implements RateLimiterBackend {
 	}
 
 	/**
-	 * Decides with every entry held. The time is read then, so that decisions on one key see the clock's times in
-	 * order; on the recent reading first, and again at the present unless every limit admits at once.
+	 * Decides with every entry held: on the clock's recent reading when it ticks and no limit is windowed, and again at
+	 * the present unless every limit admits at once.
 	 */
 	private Decision decideLocked(List<LimitRequest> requests, Held[] entries, Operation operation) {
 		int n = requests.size();
@@ -311,9 +313,10 @@ public final class LocalBackend implements RateLimiterBackend {
 			}
 			return Decision.combine(parts);
 		}
-		long now = this.clock.recentMicros();
+		boolean recent = this.ticks && requests.stream().noneMatch((request) -> request.limit().algorithm().windowed());
+		long now = recent ? this.clock.recentMicros() : this.clock.nowMicros();
 		Outcome<?>[] outcomes = evaluate(requests, entries, now);
-		if (this.ticks && !Arrays.stream(outcomes).allMatch(LocalBackend::admittedAtOnce)) {
+		if (recent && !Arrays.stream(outcomes).allMatch(LocalBackend::admittedAtOnce)) {
 			now = this.clock.nowMicros();
 			outcomes = evaluate(requests, entries, now);
 		}

@@ -603,10 +603,11 @@ public class RateLimiterProperties {
 
 		/**
 		 * The clock of local decisions: precise (the system clock, read for every decision) or ticking (a reading a
-		 * thread refreshes every millisecond, for calls admitted at once: about 30 ns less per decision, but such a
-		 * call counts from up to a millisecond earlier, longer when that thread runs late, so right after a key was
-		 * used a burst can take up to the limit's rate times that lag more; refused and delayed calls are decided on
-		 * the system clock either way).
+		 * daemon thread refreshes every millisecond while decisions read it, for token buckets, leaky buckets and
+		 * sliding logs admitting a call at once: about 30 ns less per decision, but such a call counts from up to a
+		 * millisecond earlier, longer when that thread runs late, so right after a key was used a burst can take up to
+		 * the limit's rate times that lag more; refused and delayed calls, fixed windows and sliding counters are
+		 * decided on the system clock either way).
 		 */
 		private Clock clock = Clock.PRECISE;
 
@@ -635,7 +636,7 @@ public class RateLimiterProperties {
 			/** The system clock, read for every decision. */
 			PRECISE(TimeSource.SYSTEM),
 
-			/** The system clock's reading refreshed every millisecond, for calls admitted at once. */
+			/** The system clock's reading refreshed every millisecond, for calls admitted at once (not windowed limits). */
 			TICKING(TimeSource.ticking());
 
 			private final TimeSource source;
