@@ -42,6 +42,9 @@ public class LocalDecisionBenchmark {
 
 	private TokenBucket bucket;
 
+	/** A bucket its key has emptied for the hour: every call is refused. */
+	private TokenBucket empty;
+
 	private com.google.common.util.concurrent.RateLimiter guava;
 
 	private Bucket bucket4j;
@@ -59,6 +62,9 @@ public class LocalDecisionBenchmark {
 		this.limiter = RateLimiter.of(LocalBackend.create());
 		this.ticking = RateLimiter.of(LocalBackend.create(TimeSource.ticking(), LocalBackend.DEFAULT_MAX_KEYS));
 		this.bucket = TokenBucket.of("bench", 1_000_000_000L, 1_000_000_000L, Duration.ofSeconds(1));
+		this.empty = TokenBucket.of("empty", 1, Duration.ofHours(1));
+		this.limiter.tryAcquire(this.empty, "k");
+		this.ticking.tryAcquire(this.empty, "k");
 		this.guava = com.google.common.util.concurrent.RateLimiter.create(1e9);
 		this.bucket4j = Bucket.builder()
 			.addLimit(Bandwidth.builder().capacity(1_000_000_000L).refillGreedy(1_000_000_000L, Duration.ofSeconds(1)).build())
@@ -89,6 +95,16 @@ public class LocalDecisionBenchmark {
 	@Benchmark
 	public boolean limiterTickingTryAcquire() {
 		return this.ticking.tryAcquire(this.bucket, "k");
+	}
+
+	@Benchmark
+	public boolean limiterRefused() {
+		return this.limiter.tryAcquire(this.empty, "k");
+	}
+
+	@Benchmark
+	public boolean limiterTickingRefused() {
+		return this.ticking.tryAcquire(this.empty, "k");
 	}
 
 	@Benchmark
