@@ -11,8 +11,8 @@ import java.util.concurrent.locks.LockSupport;
  * thread lives on, and a read is two memory reads (a read also marks the tick as used, writing only when the mark was
  * cleared: once a tick).
  *
- * <p>No thread exists until the copy is first read, and none once reads stop: nothing holds an application's class
- * loader or needs closing with it. A thread interrupted (a container stopping the threads it did not start) ends as
+ * <p>No thread exists until the copy is first read, and none a period after reads stop: nothing holds an
+ * application's class loader for long or needs closing with it. A thread interrupted (a container stopping the threads it did not start) ends as
  * if idle, and the next read starts another.
  */
 final class TickingClock implements TimeSource {

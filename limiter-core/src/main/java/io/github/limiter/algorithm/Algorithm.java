@@ -9,30 +9,30 @@ package io.github.limiter.algorithm;
 public enum Algorithm {
 
 	/** N per window; windows aligned to the epoch or to calendar boundaries. See {@link FixedWindow}. */
-	FIXED_WINDOW("fw", "fixed_window.lua", true),
+	FIXED_WINDOW("fw", "fixed_window.lua", false),
 
 	/** Exact: at most N in any interval of one window length. See {@link SlidingWindowLog}. */
 	SLIDING_WINDOW_LOG("sl", "sliding_window_log.lua", false),
 
 	/** O(1) approximation of a sliding window from two fixed windows. See {@link SlidingWindowCounter}. */
-	SLIDING_WINDOW_COUNTER("sc", "sliding_window_counter.lua", true),
+	SLIDING_WINDOW_COUNTER("sc", "sliding_window_counter.lua", false),
 
 	/** Capacity and refill rate; bursts up to capacity. See {@link TokenBucket}. */
-	TOKEN_BUCKET("gc", "gcra.lua", false),
+	TOKEN_BUCKET("gc", "gcra.lua", true),
 
 	/** nginx {@code limit_req}: rate and burst, excess rejected, queued or served at once. See {@link LeakyBucket}. */
-	LEAKY_BUCKET("gc", "gcra.lua", false);
+	LEAKY_BUCKET("gc", "gcra.lua", true);
 
 	private final String code;
 
 	private final String script;
 
-	private final boolean windowed;
+	private final boolean continuous;
 
-	Algorithm(String code, String script, boolean windowed) {
+	Algorithm(String code, String script, boolean continuous) {
 		this.code = code;
 		this.script = script;
-		this.windowed = windowed;
+		this.continuous = continuous;
 	}
 
 	/**
@@ -54,14 +54,15 @@ public enum Algorithm {
 	}
 
 	/**
-	 * Whether the state counts per window between fixed boundaries (a fixed or calendar window, and the two windows of
-	 * a sliding counter). A call decided at a time older than the present could be counted in a window that has
-	 * already ended, so the local backend decides these limits at the present even on a clock that
-	 * {@linkplain io.github.limiter.TimeSource#ticks() ticks}.
-	 * @return true for counts kept per window
+	 * Whether the state drains continuously at the limit's rate (GCRA: token and leaky buckets), so that a call
+	 * counted from a time older than the present by {@code d} costs the limit at most the rate times {@code d}. The
+	 * counts of windows and logs end all at once (a window's at its boundary, a log's entries a window after each
+	 * call): counted from an older time, a whole window's permits could come back early. The local backend decides
+	 * only continuous limits on a clock's recent reading ({@link io.github.limiter.TimeSource#ticks()}).
+	 * @return true for token and leaky buckets
 	 */
-	public boolean windowed() {
-		return this.windowed;
+	public boolean continuous() {
+		return this.continuous;
 	}
 
 }

@@ -47,9 +47,9 @@ import io.github.limiter.spi.RateLimiterBackend;
  * <p>On a clock that {@linkplain TimeSource#ticks() ticks} ({@link TimeSource#ticking()}), a decision reads the
  * clock's {@linkplain TimeSource#recentMicros() recent reading}, and a call that this reading does not admit at once
  * is decided again at {@linkplain TimeSource#nowMicros() the present}: an older time never refuses or delays a call,
- * and retry and delay times are exact. Limits whose counts are kept per window ({@link
- * io.github.limiter.algorithm.Algorithm#windowed()}) are always decided at the present: on an older time a call could
- * be counted in a window that has already ended.
+ * and retry and delay times are exact. Only token and leaky buckets, whose state drains continuously ({@link
+ * io.github.limiter.algorithm.Algorithm#continuous()}), are decided on the recent reading: windows and logs are
+ * always decided at the present, since counted from an older time a whole window's permits could come back early.
  */
 public final class LocalBackend implements RateLimiterBackend {
 
@@ -169,7 +169,7 @@ public final class LocalBackend implements RateLimiterBackend {
 		Entry entry = entry(key);
 		int spins = 0;
 		int lost = 0;
-		boolean present = !this.ticks || limit.algorithm().windowed();
+		boolean present = !this.ticks || !limit.algorithm().continuous();
 		while (true) {
 			Object state = entry.state;
 			if (state == REMOVED) {
@@ -300,8 +300,8 @@ public final class LocalBackend implements RateLimiterBackend {
 	}
 
 	/**
-	 * Decides with every entry held: on the clock's recent reading when it ticks and no limit is windowed, and again at
-	 * the present unless every limit admits at once.
+	 * Decides with every entry held: on the clock's recent reading when it ticks and every limit is continuous, and
+	 * again at the present unless every limit admits at once.
 	 */
 	private Decision decideLocked(List<LimitRequest> requests, Held[] entries, Operation operation) {
 		int n = requests.size();
@@ -313,7 +313,7 @@ public final class LocalBackend implements RateLimiterBackend {
 			}
 			return Decision.combine(parts);
 		}
-		boolean recent = this.ticks && requests.stream().noneMatch((request) -> request.limit().algorithm().windowed());
+		boolean recent = this.ticks && requests.stream().allMatch((request) -> request.limit().algorithm().continuous());
 		long now = recent ? this.clock.recentMicros() : this.clock.nowMicros();
 		Outcome<?>[] outcomes = evaluate(requests, entries, now);
 		if (recent && !Arrays.stream(outcomes).allMatch(LocalBackend::admittedAtOnce)) {

@@ -19,6 +19,7 @@ import io.github.limiter.TimeSource;
 import io.github.limiter.algorithm.FixedWindow;
 import io.github.limiter.algorithm.LeakyBucket;
 import io.github.limiter.algorithm.SlidingWindowCounter;
+import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.algorithm.TokenBucket;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -180,6 +181,23 @@ class LocalBackendRecentClockTests {
 		SlidingWindowCounter counter = SlidingWindowCounter.of("counter", 10, Duration.ofSeconds(1));
 		this.clock.at(T0, T0 + SECOND + 1_000);
 		assertThat(this.limiter.acquire(counter, "k").timeMicros()).isEqualTo(T0 + SECOND + 1_000);
+	}
+
+	@Test
+	void aSlidingLogIsDecidedAtThePresentSoItsEntriesDoNotExpireEarly() {
+		// Two per second. Two calls while the recent reading lags 300 ms: stamped at the present, they hold their
+		// permits until a second after it. Stamped 300 ms early, both would come back 300 ms early, and the two calls
+		// 800 ms later would pass: four in 800 ms.
+		SlidingWindowLog log = SlidingWindowLog.of("log", 2, Duration.ofSeconds(1));
+		this.clock.at(T0, T0 + 300_000);
+		Decision first = this.limiter.acquire(log, "k");
+		assertThat(first.timeMicros()).isEqualTo(T0 + 300_000);
+		assertThat(this.limiter.tryAcquire(log, "k")).isTrue();
+
+		this.clock.at(T0 + 1_000_000, T0 + 1_100_000);
+		assertThat(this.limiter.tryAcquire(log, "k")).isFalse();
+		this.clock.at(T0 + 1_000_000, T0 + 1_300_000);
+		assertThat(this.limiter.tryAcquire(log, "k")).isTrue();
 	}
 
 	@Test

@@ -603,11 +603,11 @@ public class RateLimiterProperties {
 
 		/**
 		 * The clock of local decisions: precise (the system clock, read for every decision) or ticking (a reading a
-		 * daemon thread refreshes every millisecond while decisions read it). On the ticking clock, token buckets,
-		 * leaky buckets and sliding logs admit a call on that reading, about 30 ns faster; a call admitted so counts
-		 * from up to a millisecond earlier (longer when that thread runs late), so right after a key was used a burst
-		 * can take up to the limit's rate times that lag more. Refused and delayed calls (about 13 ns slower), fixed
-		 * windows and sliding counters are decided on the system clock either way.
+		 * daemon thread refreshes every millisecond while decisions read it). On the ticking clock, token and leaky
+		 * buckets admit a call on that reading, about 30 ns faster; a call admitted so counts from up to a millisecond
+		 * earlier (longer when that thread runs late), so right after a key was used a burst can take up to the
+		 * limit's rate times that lag more. Refused and delayed calls (about 13 ns slower), windows and sliding logs
+		 * are decided on the system clock either way.
 		 */
 		private Clock clock = Clock.PRECISE;
 
@@ -636,7 +636,7 @@ public class RateLimiterProperties {
 			/** The system clock, read for every decision. */
 			PRECISE(TimeSource.SYSTEM),
 
-			/** The system clock's reading refreshed every millisecond, for calls admitted at once (not windowed limits). */
+			/** The system clock's reading refreshed every millisecond, for token and leaky buckets admitting at once. */
 			TICKING(TimeSource.ticking());
 
 			private final TimeSource source;
