@@ -12,8 +12,8 @@ import java.util.concurrent.locks.LockSupport;
  * cleared: once a tick).
  *
  * <p>No thread exists until the copy is first read, and none a period after reads stop: nothing holds an
- * application's class loader for long or needs closing with it. A thread interrupted (a container stopping the threads it did not start) ends as
- * if idle, and the next read starts another.
+ * application's class loader for long or needs closing with it. A thread interrupted (a container stopping the
+ * threads it did not start) ends as if idle, and the next read starts another.
  */
 final class TickingClock implements TimeSource {
 

@@ -3,8 +3,8 @@ package io.github.limiter.algorithm;
 /**
  * The rate limiting algorithms. Each is one class in this package (pure logic, the time passed in) and one Lua script
  * for Redis, with the same semantics on every backend, and describes itself here: the code that names its state's
- * shape in Redis keys and script arguments, and its Lua file. Adding an algorithm is a constant here, its class and
- * its Lua file.
+ * shape in Redis keys and script arguments, its Lua file, and whether its state drains continuously. Adding an
+ * algorithm is a constant here, its class and its Lua file.
  */
 public enum Algorithm {
 
