@@ -2,19 +2,17 @@ package io.github.limiter;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.Test;
 
+import static io.github.limiter.testsupport.Threads.eventually;
+import static io.github.limiter.testsupport.Threads.named;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The ticking clock: a recent reading that a thread refreshes while it is read; the thread ends when it is not.
  */
 class TickingClockTests {
-
-	/** Waits on a loaded machine are bounded generously: the test asserts what happens, not how soon. */
-	private static final Duration PATIENCE = Duration.ofSeconds(20);
 
 	private final AtomicLong source = new AtomicLong(1_000);
 
@@ -35,7 +33,7 @@ class TickingClockTests {
 	void theThreadEndsAfterAPeriodWithoutReadsAndTheNextReadStartsAnother() {
 		TickingClock clock = new TickingClock(this.source::get, 1_000_000L, 5, "test-clock-ends");
 		clock.recentMicros();
-		eventually(() -> !clock.awake() && thread("test-clock-ends") == null);
+		eventually(() -> !clock.awake() && named("test-clock-ends") == null);
 		assertThat(clock.starts()).isEqualTo(1);
 
 		// No thread: the copy is not refreshed, and a read reads the clock itself.
@@ -51,16 +49,16 @@ class TickingClockTests {
 	void anInterruptedThreadEndsAndTheNextReadStartsAnother() {
 		TickingClock clock = new TickingClock(this.source::get, 1_000_000L, 60_000, "test-clock-interrupted");
 		clock.recentMicros();
-		eventually(() -> thread("test-clock-interrupted") != null);
-		thread("test-clock-interrupted").interrupt();
-		eventually(() -> !clock.awake() && thread("test-clock-interrupted") == null);
+		eventually(() -> named("test-clock-interrupted") != null);
+		named("test-clock-interrupted").interrupt();
+		eventually(() -> !clock.awake() && named("test-clock-interrupted") == null);
 
 		this.source.set(7_000);
 		assertThat(clock.recentMicros()).isEqualTo(7_000);
 		assertThat(clock.starts()).isEqualTo(2);
 		this.source.set(8_000);
 		eventually(() -> clock.recentMicros() == 8_000);
-		thread("test-clock-interrupted").interrupt();
+		named("test-clock-interrupted").interrupt();
 	}
 
 	@Test
@@ -85,34 +83,10 @@ class TickingClockTests {
 		ticking.recentMicros();
 		eventually(() -> ticking.recentMicros() > before);
 		assertThat(ticking.recentMicros()).isLessThanOrEqualTo(TimeSource.SYSTEM.nowMicros());
-		Thread ticker = thread("limiter-clock");
+		Thread ticker = named("limiter-clock");
 		assertThat(ticker).isNotNull();
 		assertThat(ticker.isDaemon()).isTrue();
 		assertThat(ticker.getContextClassLoader()).isNull();
-	}
-
-	/** The live thread of this name, or null. */
-	private static Thread thread(String name) {
-		return Thread.getAllStackTraces()
-			.keySet()
-			.stream()
-			.filter((thread) -> thread.getName().equals(name) && thread.isAlive())
-			.findFirst()
-			.orElse(null);
-	}
-
-	private static void eventually(BooleanSupplier condition) {
-		long deadline = System.nanoTime() + PATIENCE.toNanos();
-		while (!condition.getAsBoolean()) {
-			assertThat(System.nanoTime()).as("condition within " + PATIENCE).isLessThan(deadline);
-			try {
-				Thread.sleep(1);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IllegalStateException(ex);
-			}
-		}
 	}
 
 }

@@ -49,8 +49,9 @@ import io.github.limiter.spi.RateLimiterBackend;
  * the backend first answered a decision, since the first decisions connect, load scripts and run code this JVM has
  * not run yet; a probe's answer does not count). A JVM that gets
  * busy makes every answer later and the deadline follows, so busyness alone does not turn decisions into fallbacks.
- * On expiry the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it
- * if it has not been sent yet.
+ * On expiry (checked every millisecond by one daemon thread while calls are in flight, rather than a timer task per
+ * call) the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it if it
+ * has not been sent yet.
  *
  * <p><b>Detection.</b> A decision that fails with a {@link BackendException} or misses its deadline is a suspicion:
  * it starts a probe (one at a time) and is answered by the failure policy. A probe that fails with a
@@ -242,9 +243,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				this.late.giveBack(requests, late);
 			}
 		});
-		if (!call.isDone()) {
-			call.orTimeout(limit, TimeUnit.NANOSECONDS);
-		}
+		Deadlines.SHARED.within(call, limit);
 		CompletableFuture<Decision> decided = call.handle((decision, failure) -> {
 			if (failure == null) {
 				// A remembered rejection never left this JVM: it tells neither the backend's latency nor that it is alive.
@@ -411,7 +410,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				answered(start, end, warm && end - start <= timeout);
 			}
 		});
-		answer.copy().orTimeout(timeout, TimeUnit.NANOSECONDS).whenComplete((count, failure) -> {
+		Deadlines.SHARED.within(answer.copy(), timeout).whenComplete((count, failure) -> {
 			long end = System.nanoTime();
 			Throwable cause = (failure != null) ? unwrap(failure) : null;
 			if (cause == null) {
@@ -714,8 +713,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 					return CompletableFuture.failedFuture(new BackendException("could not give back the permits of "
 							+ acquired.limitName() + ": the backend is down (circuit " + this.breaker.state() + ")", null));
 				}
-				return call(() -> this.delegate.refundAsync(requests, acquired))
-					.orTimeout(this.deadline.ceiling().toNanos(), TimeUnit.NANOSECONDS)
+				return Deadlines.SHARED.within(call(() -> this.delegate.refundAsync(requests, acquired)),
+						this.deadline.ceiling().toNanos())
 					.exceptionally(failure -> {
 						throw new BackendException("could not give back the permits of " + acquired.limitName(),
 								unwrap(failure));
@@ -733,8 +732,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		this.local.resetAsync(limit, key);
-		return call(() -> this.delegate.resetAsync(limit, key))
-			.orTimeout(Math.max(this.deadline.ceiling().toMillis(), 1000), TimeUnit.MILLISECONDS)
+		return Deadlines.SHARED.within(call(() -> this.delegate.resetAsync(limit, key)),
+				Math.max(this.deadline.ceiling().toNanos(), TimeUnit.SECONDS.toNanos(1)))
 			.exceptionally(failure -> {
 				throw new BackendException("could not reset " + limit.name() + " for '" + key + "'", unwrap(failure));
 			});
@@ -764,8 +763,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 		if (this.registry != null && this.liveInstances.get() > 0 && this.breaker.isClosed()) {
 			try {
-				call(() -> this.registry.withdraw(this.instance))
-					.orTimeout(this.deadline.ceiling().toNanos(), TimeUnit.NANOSECONDS)
+				Deadlines.SHARED.within(call(() -> this.registry.withdraw(this.instance)), this.deadline.ceiling().toNanos())
 					.join();
 			}
 			catch (RuntimeException ex) {

@@ -1,0 +1,161 @@
+package io.github.limiter.guard;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+import static io.github.limiter.testsupport.Threads.eventually;
+import static io.github.limiter.testsupport.Threads.named;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The guard's deadlines: a call still pending at its deadline fails with a timeout, never before it; a call that
+ * completes keeps its result; one thread checks them while calls are in flight, and none when none are.
+ */
+class DeadlinesTests {
+
+	private static final long TICK = TimeUnit.MILLISECONDS.toNanos(1);
+
+	@Test
+	void aCallStillPendingAtItsDeadlineFailsWithATimeoutAndNotBefore() {
+		Deadlines deadlines = new Deadlines(TICK, 50, "test-deadlines-expire");
+		CompletableFuture<String> call = new CompletableFuture<>();
+		AtomicLong failedAfter = new AtomicLong();
+		long start = System.nanoTime();
+		assertThat(deadlines.within(call, TimeUnit.MILLISECONDS.toNanos(30))).isSameAs(call);
+		call.whenComplete((value, failure) -> failedAfter.set(System.nanoTime() - start));
+
+		eventually(call::isDone);
+		assertThatThrownBy(call::get).isInstanceOf(ExecutionException.class).hasCauseInstanceOf(TimeoutException.class);
+		assertThat(failedAfter.get()).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(30));
+	}
+
+	@Test
+	void aCallThatCompletesInTimeKeepsItsResultAndTheThreadThenEnds() throws Exception {
+		Deadlines deadlines = new Deadlines(TICK, 5, "test-deadlines-in-time");
+		CompletableFuture<String> call = new CompletableFuture<>();
+		deadlines.within(call, TimeUnit.MILLISECONDS.toNanos(20));
+		assertThat(deadlines.awake()).isTrue();
+		call.complete("answered");
+
+		// Dropped at the next tick, after which nothing is pending: the thread ends, and the deadline passes unseen.
+		eventually(() -> !deadlines.awake() && named("test-deadlines-in-time") == null);
+		Thread.sleep(30);
+		assertThat(call.get()).isEqualTo("answered");
+		assertThat(deadlines.starts()).isEqualTo(1);
+	}
+
+	@Test
+	void aCallAlreadyDoneStartsNoThread() {
+		Deadlines deadlines = new Deadlines(TICK, 5, "test-deadlines-done");
+		CompletableFuture<String> done = CompletableFuture.completedFuture("answered");
+		assertThat(deadlines.within(done, 1)).isSameAs(done);
+		assertThat(deadlines.awake()).isFalse();
+		assertThat(deadlines.starts()).isZero();
+	}
+
+	@Test
+	void theNextCallAfterTheThreadEndedStartsAnother() {
+		Deadlines deadlines = new Deadlines(TICK, 5, "test-deadlines-restart");
+		CompletableFuture<String> first = new CompletableFuture<>();
+		deadlines.within(first, TimeUnit.MILLISECONDS.toNanos(5));
+		eventually(() -> first.isDone() && !deadlines.awake() && named("test-deadlines-restart") == null);
+
+		CompletableFuture<String> second = new CompletableFuture<>();
+		deadlines.within(second, TimeUnit.MILLISECONDS.toNanos(5));
+		assertThat(deadlines.starts()).isEqualTo(2);
+		eventually(second::isCompletedExceptionally);
+	}
+
+	@Test
+	void anInterruptedThreadHandsItsPendingCallsToANewOne() {
+		// A second of idle ticks: only the interrupt ends the first thread.
+		Deadlines deadlines = new Deadlines(TICK, 1_000, "test-deadlines-interrupted");
+		CompletableFuture<String> call = new CompletableFuture<>();
+		deadlines.within(call, TimeUnit.SECONDS.toNanos(1));
+		eventually(() -> named("test-deadlines-interrupted") != null);
+		Thread first = named("test-deadlines-interrupted");
+		first.interrupt();
+
+		eventually(() -> deadlines.starts() == 2);
+		assertThat(first.isDaemon()).isTrue();
+		assertThat(first.getContextClassLoader()).isNull();
+		eventually(call::isCompletedExceptionally);
+		assertThatThrownBy(call::join).hasCauseInstanceOf(TimeoutException.class);
+	}
+
+	@Test
+	void callsFromManyThreadsEachTimeOutOrKeepTheirResult() throws Exception {
+		// Checking threads end and start while calls come: every call still pending fails, and only those.
+		Deadlines deadlines = new Deadlines(TICK, 2, "test-deadlines-many");
+		int threads = 8;
+		int callsEach = 2_000;
+		List<List<CompletableFuture<Integer>>> calls = new ArrayList<>();
+		CountDownLatch go = new CountDownLatch(1);
+		// All callers pause together until the pending calls have failed and the checking thread has ended.
+		CyclicBarrier pause = new CyclicBarrier(threads, () -> eventually(() -> !deadlines.awake()));
+		List<Thread> callers = new ArrayList<>();
+		for (int t = 0; t < threads; t++) {
+			List<CompletableFuture<Integer>> own = new ArrayList<>();
+			calls.add(own);
+			Thread caller = new Thread(() -> {
+				try {
+					go.await();
+				}
+				catch (InterruptedException ex) {
+					return;
+				}
+				for (int i = 0; i < callsEach; i++) {
+					CompletableFuture<Integer> call = new CompletableFuture<>();
+					own.add(call);
+					// Even calls are answered long before their deadline, odd ones never.
+					deadlines.within(call, (i % 2 == 0) ? TimeUnit.SECONDS.toNanos(10) : TimeUnit.MILLISECONDS.toNanos(i % 7));
+					if (i % 2 == 0) {
+						call.complete(i);
+					}
+					if (i % 500 == 499) {
+						try {
+							pause.await();
+						}
+						catch (InterruptedException | BrokenBarrierException ex) {
+							return;
+						}
+					}
+				}
+			});
+			callers.add(caller);
+			caller.start();
+		}
+		go.countDown();
+		for (Thread caller : callers) {
+			caller.join();
+		}
+		for (List<CompletableFuture<Integer>> own : calls) {
+			assertThat(own).hasSize(callsEach);
+			for (int i = 0; i < own.size(); i++) {
+				CompletableFuture<Integer> call = own.get(i);
+				eventually(call::isDone);
+				if (i % 2 == 0) {
+					assertThat(call.join()).isEqualTo(i);
+				}
+				else {
+					assertThatThrownBy(call::join).hasCauseInstanceOf(TimeoutException.class);
+				}
+			}
+		}
+		// A thread for each stretch between pauses, and more if the callers were all held up for two ticks.
+		assertThat(deadlines.starts()).isGreaterThanOrEqualTo(4);
+		eventually(() -> !deadlines.awake());
+	}
+
+}
