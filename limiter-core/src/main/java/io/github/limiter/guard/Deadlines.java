@@ -91,24 +91,33 @@ final class Deadlines {
 
 	/**
 	 * Every tick, completes the calls past their deadline and drops the completed ones. Ends after a period of ticks
-	 * with no call pending, unless a call came as it ended; an interrupted thread hands what is pending to a new one.
+	 * with no call pending, unless a call came as it ended. A thread that ends otherwise (interrupted) hands what is
+	 * pending to a new one.
 	 */
 	private void check() {
-		int idle = 0;
-		while (!Thread.currentThread().isInterrupted()) {
-			LockSupport.parkNanos(this, this.tickNanos);
-			idle = expire(System.nanoTime()) ? 0 : idle + 1;
-			if (idle >= this.idleTicks) {
-				this.running.set(false);
-				if (this.pending.isEmpty() || !this.running.compareAndSet(false, true)) {
-					return;
+		boolean idleEnd = false;
+		try {
+			int idle = 0;
+			while (!Thread.currentThread().isInterrupted()) {
+				LockSupport.parkNanos(this, this.tickNanos);
+				idle = expire(System.nanoTime()) ? 0 : idle + 1;
+				if (idle >= this.idleTicks) {
+					this.running.set(false);
+					if (this.pending.isEmpty() || !this.running.compareAndSet(false, true)) {
+						idleEnd = true;
+						return;
+					}
+					idle = 0;
 				}
-				idle = 0;
 			}
 		}
-		this.running.set(false);
-		if (!this.pending.isEmpty() && this.running.compareAndSet(false, true)) {
-			start();
+		finally {
+			if (!idleEnd) {
+				this.running.set(false);
+				if (!this.pending.isEmpty() && this.running.compareAndSet(false, true)) {
+					start();
+				}
+			}
 		}
 	}
 
