@@ -49,8 +49,8 @@ import io.github.limiter.spi.RateLimiterBackend;
  * the backend first answered a decision, since the first decisions connect, load scripts and run code this JVM has
  * not run yet; a probe's answer does not count). A JVM that gets
  * busy makes every answer later and the deadline follows, so busyness alone does not turn decisions into fallbacks.
- * On expiry (checked every millisecond by one daemon thread while calls are in flight, rather than a timer task per
- * call) the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it if it
+ * On expiry (checked every millisecond on the heartbeat thread while calls are in flight, rather than by a timer task
+ * per call) the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it if it
  * has not been sent yet.
  *
  * <p><b>Detection.</b> A decision that fails with a {@link BackendException} or misses its deadline is a suspicion:
@@ -83,6 +83,12 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	/** Heartbeats of every guard: one daemon thread, which only sends probes and never waits for an answer. */
 	private static final ScheduledThreadPoolExecutor HEARTBEATS = heartbeats();
+
+	/**
+	 * The deadlines of every guard's calls, checked every millisecond on the heartbeat thread while calls are in
+	 * flight, and not at all after a tenth of a second without.
+	 */
+	private static final Deadlines DEADLINES = new Deadlines(HEARTBEATS, TimeUnit.MILLISECONDS.toNanos(1), 100);
 
 	/** Where calls to a blocking client run when no executor was given, so that the deadline holds. */
 	private static final Executor BLOCKING_CALLS = Executors.newCachedThreadPool(runnable -> {
@@ -243,7 +249,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				this.late.giveBack(requests, late);
 			}
 		});
-		Deadlines.SHARED.within(call, limit);
+		DEADLINES.within(call, limit);
 		CompletableFuture<Decision> decided = call.handle((decision, failure) -> {
 			if (failure == null) {
 				// A remembered rejection never left this JVM: it tells neither the backend's latency nor that it is alive.
@@ -410,7 +416,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				answered(start, end, warm && end - start <= timeout);
 			}
 		});
-		Deadlines.SHARED.within(answer.copy(), timeout).whenComplete((count, failure) -> {
+		DEADLINES.within(answer.copy(), timeout).whenComplete((count, failure) -> {
 			long end = System.nanoTime();
 			Throwable cause = (failure != null) ? unwrap(failure) : null;
 			if (cause == null) {
@@ -713,7 +719,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 					return CompletableFuture.failedFuture(new BackendException("could not give back the permits of "
 							+ acquired.limitName() + ": the backend is down (circuit " + this.breaker.state() + ")", null));
 				}
-				return Deadlines.SHARED.within(call(() -> this.delegate.refundAsync(requests, acquired)),
+				return DEADLINES.within(call(() -> this.delegate.refundAsync(requests, acquired)),
 						this.deadline.ceiling().toNanos())
 					.exceptionally(failure -> {
 						throw new BackendException("could not give back the permits of " + acquired.limitName(),
@@ -732,7 +738,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		this.local.resetAsync(limit, key);
-		return Deadlines.SHARED.within(call(() -> this.delegate.resetAsync(limit, key)),
+		return DEADLINES.within(call(() -> this.delegate.resetAsync(limit, key)),
 				Math.max(this.deadline.ceiling().toNanos(), TimeUnit.SECONDS.toNanos(1)))
 			.exceptionally(failure -> {
 				throw new BackendException("could not reset " + limit.name() + " for '" + key + "'", unwrap(failure));
@@ -763,7 +769,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 		if (this.registry != null && this.liveInstances.get() > 0 && this.breaker.isClosed()) {
 			try {
-				Deadlines.SHARED.within(call(() -> this.registry.withdraw(this.instance)), this.deadline.ceiling().toNanos())
+				DEADLINES.within(call(() -> this.registry.withdraw(this.instance)), this.deadline.ceiling().toNanos())
 					.join();
 			}
 			catch (RuntimeException ex) {

@@ -7,57 +7,76 @@ import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static io.github.limiter.testsupport.Threads.eventually;
-import static io.github.limiter.testsupport.Threads.named;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The guard's deadlines: a call still pending at its deadline fails with a timeout, never before it; a call that
- * completes keeps its result; one thread checks them while calls are in flight, and none when none are.
+ * completes keeps its result; the checks run on the scheduler given while calls are in flight, and stop when none are.
  */
 class DeadlinesTests {
 
 	private static final long TICK = TimeUnit.MILLISECONDS.toNanos(1);
 
+	private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor((runnable) -> {
+		Thread thread = new Thread(runnable, "test-deadlines");
+		thread.setDaemon(true);
+		return thread;
+	});
+
+	@AfterEach
+	void stopScheduler() {
+		this.scheduler.shutdownNow();
+	}
+
 	@Test
 	void aCallStillPendingAtItsDeadlineFailsWithATimeoutAndNotBefore() {
-		Deadlines deadlines = new Deadlines(TICK, 50, "test-deadlines-expire");
+		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 50);
 		CompletableFuture<String> call = new CompletableFuture<>();
 		AtomicLong failedAfter = new AtomicLong();
+		AtomicReference<String> failedOn = new AtomicReference<>();
 		long start = System.nanoTime();
 		assertThat(deadlines.within(call, TimeUnit.MILLISECONDS.toNanos(30))).isSameAs(call);
-		call.whenComplete((value, failure) -> failedAfter.set(System.nanoTime() - start));
+		call.whenComplete((value, failure) -> {
+			failedAfter.set(System.nanoTime() - start);
+			failedOn.set(Thread.currentThread().getName());
+		});
 
 		eventually(call::isDone);
 		assertThatThrownBy(call::get).isInstanceOf(ExecutionException.class).hasCauseInstanceOf(TimeoutException.class);
 		assertThat(failedAfter.get()).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(30));
+		assertThat(failedOn.get()).as("no thread of its own").isEqualTo("test-deadlines");
 	}
 
 	@Test
-	void aCallThatCompletesInTimeKeepsItsResultAndTheThreadThenEnds() throws Exception {
-		Deadlines deadlines = new Deadlines(TICK, 5, "test-deadlines-in-time");
+	void aCallThatCompletesInTimeKeepsItsResultAndTheChecksThenStop() throws Exception {
+		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 5);
 		CompletableFuture<String> call = new CompletableFuture<>();
 		deadlines.within(call, TimeUnit.MILLISECONDS.toNanos(20));
 		assertThat(deadlines.awake()).isTrue();
 		call.complete("answered");
 
-		// Dropped at the next tick, after which nothing is pending: the thread ends, and the deadline passes unseen.
-		eventually(() -> !deadlines.awake() && named("test-deadlines-in-time") == null);
+		// Dropped at the next tick, after which nothing is pending: the checks stop, and the deadline passes unseen.
+		eventually(() -> !deadlines.awake());
 		Thread.sleep(30);
 		assertThat(call.get()).isEqualTo("answered");
 		assertThat(deadlines.starts()).isEqualTo(1);
 	}
 
 	@Test
-	void aCallAlreadyDoneStartsNoThread() {
-		Deadlines deadlines = new Deadlines(TICK, 5, "test-deadlines-done");
+	void aCallAlreadyDoneStartsNoChecks() {
+		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 5);
 		CompletableFuture<String> done = CompletableFuture.completedFuture("answered");
 		assertThat(deadlines.within(done, 1)).isSameAs(done);
 		assertThat(deadlines.awake()).isFalse();
@@ -65,11 +84,11 @@ class DeadlinesTests {
 	}
 
 	@Test
-	void theNextCallAfterTheThreadEndedStartsAnother() {
-		Deadlines deadlines = new Deadlines(TICK, 5, "test-deadlines-restart");
+	void theNextCallAfterTheChecksStoppedStartsThemAgain() {
+		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 5);
 		CompletableFuture<String> first = new CompletableFuture<>();
 		deadlines.within(first, TimeUnit.MILLISECONDS.toNanos(5));
-		eventually(() -> first.isDone() && !deadlines.awake() && named("test-deadlines-restart") == null);
+		eventually(() -> first.isDone() && !deadlines.awake());
 
 		CompletableFuture<String> second = new CompletableFuture<>();
 		deadlines.within(second, TimeUnit.MILLISECONDS.toNanos(5));
@@ -78,31 +97,14 @@ class DeadlinesTests {
 	}
 
 	@Test
-	void anInterruptedThreadHandsItsPendingCallsToANewOne() {
-		// A second of idle ticks: only the interrupt ends the first thread.
-		Deadlines deadlines = new Deadlines(TICK, 1_000, "test-deadlines-interrupted");
-		CompletableFuture<String> call = new CompletableFuture<>();
-		deadlines.within(call, TimeUnit.SECONDS.toNanos(1));
-		eventually(() -> named("test-deadlines-interrupted") != null);
-		Thread first = named("test-deadlines-interrupted");
-		first.interrupt();
-
-		eventually(() -> deadlines.starts() == 2);
-		assertThat(first.isDaemon()).isTrue();
-		assertThat(first.getContextClassLoader()).isNull();
-		eventually(call::isCompletedExceptionally);
-		assertThatThrownBy(call::join).hasCauseInstanceOf(TimeoutException.class);
-	}
-
-	@Test
 	void callsFromManyThreadsEachTimeOutOrKeepTheirResult() throws Exception {
-		// Checking threads end and start while calls come: every call still pending fails, and only those.
-		Deadlines deadlines = new Deadlines(TICK, 2, "test-deadlines-many");
+		// The checks stop and start again while calls come: every call still pending fails, and only those.
+		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 2);
 		int threads = 8;
 		int callsEach = 2_000;
 		List<List<CompletableFuture<Integer>>> calls = new ArrayList<>();
 		CountDownLatch go = new CountDownLatch(1);
-		// All callers pause together until the pending calls have failed and the checking thread has ended.
+		// All callers pause together until the pending calls have failed and the checks have stopped.
 		CyclicBarrier pause = new CyclicBarrier(threads, () -> eventually(() -> !deadlines.awake()));
 		List<Thread> callers = new ArrayList<>();
 		for (int t = 0; t < threads; t++) {
@@ -153,7 +155,7 @@ class DeadlinesTests {
 				}
 			}
 		}
-		// A thread for each stretch between pauses, and more if the callers were all held up for two ticks.
+		// The checks start for each stretch between pauses, and more often if the callers were all held up for two ticks.
 		assertThat(deadlines.starts()).isGreaterThanOrEqualTo(4);
 		eventually(() -> !deadlines.awake());
 	}
