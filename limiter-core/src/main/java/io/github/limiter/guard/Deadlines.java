@@ -1,12 +1,18 @@
 package io.github.limiter.guard;
 
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.github.limiter.spi.OccasionalWarning;
 
 /**
  * The deadlines of calls in flight, checked every tick on a scheduler's thread: a call still pending at its deadline
@@ -20,9 +26,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * check drops completed calls at its next tick.
  *
  * <p>The checks run only while calls are in flight: after a period of ticks with none pending they stop, and the next
- * call starts them again. They run on the scheduler given, one at a time, and take no thread of their own.
+ * call starts them again. They run on the scheduler given, one at a time, and take no thread of their own. The calls
+ * past their deadline are failed on the executor given, all those of a tick in one task, so that what runs on their
+ * failure (a fallback, a probe, the caller's own continuation) never holds up the checks. Each check reads the whole
+ * queue: a backend that answers nothing while calls pour in (before the circuit opens) makes each check longer, and
+ * the deadlines later, by the time it takes to read every call in flight.
  */
 final class Deadlines {
+
+	/** A check or a call's failure that threw: logged with its reason, at most every 10 seconds. */
+	private final OccasionalWarning failedCheck = new OccasionalWarning(Deadlines.class);
 
 	private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
 
@@ -30,6 +43,8 @@ final class Deadlines {
 	private final AtomicBoolean running = new AtomicBoolean();
 
 	private final ScheduledExecutorService scheduler;
+
+	private final Executor expiry;
 
 	private final long tickNanos;
 
@@ -40,11 +55,13 @@ final class Deadlines {
 
 	/**
 	 * @param scheduler where the checks run; it must run as long as calls are made
+	 * @param expiry where the calls past their deadline are failed
 	 * @param tickNanos time between two checks
 	 * @param idleTicks checks without a call in flight after which they stop
 	 */
-	Deadlines(ScheduledExecutorService scheduler, long tickNanos, int idleTicks) {
+	Deadlines(ScheduledExecutorService scheduler, Executor expiry, long tickNanos, int idleTicks) {
 		this.scheduler = scheduler;
+		this.expiry = expiry;
 		this.tickNanos = tickNanos;
 		this.idleTicks = idleTicks;
 	}
@@ -64,7 +81,13 @@ final class Deadlines {
 		// After the append: checks that are stopping look at the queue once more after they stopped running.
 		if (!this.running.get() && this.running.compareAndSet(false, true)) {
 			this.starts++;
-			next(0);
+			try {
+				next(0);
+			}
+			catch (RejectedExecutionException ex) {
+				this.running.set(false);
+				throw ex;
+			}
 		}
 		return call;
 	}
@@ -84,12 +107,23 @@ final class Deadlines {
 	}
 
 	/**
-	 * Completes the calls past their deadline, drops the completed ones and schedules the next check; stops after a
-	 * period of checks with no call pending, unless a call came as it stopped.
+	 * Fails the calls past their deadline, drops the completed ones and schedules the next check; stops after a period
+	 * of checks with no call pending, unless a call came as it stopped. Whatever a check meets, the next one is
+	 * scheduled: a check that ended the chain by accident would leave every later deadline unchecked.
 	 * @param idle the checks in a row so far that found no call pending
 	 */
 	private void check(int idle) {
-		int quiet = expire(System.nanoTime()) ? 0 : idle + 1;
+		int quiet = idle + 1;
+		try {
+			if (expire(System.nanoTime())) {
+				quiet = 0;
+			}
+		}
+		catch (RuntimeException | Error ex) {
+			quiet = 0;
+			this.failedCheck.warn(() -> "Rate limiter: a check of the guard's deadlines failed ("
+					+ OccasionalWarning.reason(ex) + "); checking again in a tick");
+		}
 		if (quiet >= this.idleTicks) {
 			this.running.set(false);
 			if (this.pending.isEmpty() || !this.running.compareAndSet(false, true)) {
@@ -101,14 +135,13 @@ final class Deadlines {
 	}
 
 	/**
-	 * Completes the calls past their deadline and drops the completed ones. Nothing here throws: a call's dependent
-	 * stages run inside {@link CompletableFuture#completeExceptionally}, which keeps what they throw in their own
-	 * futures.
+	 * Drops the completed calls, and hands those past their deadline to the expiry executor.
 	 * @param now the time
 	 * @return whether a call is still pending
 	 */
 	private boolean expire(long now) {
 		boolean waiting = false;
+		List<CompletableFuture<?>> expired = null;
 		for (Iterator<Pending> calls = this.pending.iterator(); calls.hasNext();) {
 			Pending call = calls.next();
 			if (call.future.isDone()) {
@@ -116,13 +149,38 @@ final class Deadlines {
 			}
 			else if (now - call.deadline >= 0) {
 				calls.remove();
-				call.future.completeExceptionally(new TimeoutException());
+				if (expired == null) {
+					expired = new ArrayList<>();
+				}
+				expired.add(call.future);
 			}
 			else {
 				waiting = true;
 			}
 		}
+		if (expired != null) {
+			List<CompletableFuture<?>> late = expired;
+			try {
+				this.expiry.execute(() -> fail(late));
+			}
+			catch (RejectedExecutionException ex) {
+				fail(late);
+			}
+		}
 		return waiting;
+	}
+
+	/** Fails each call with a {@link TimeoutException}; one that throws does not keep the others from failing. */
+	private void fail(List<CompletableFuture<?>> calls) {
+		for (CompletableFuture<?> call : calls) {
+			try {
+				call.completeExceptionally(new TimeoutException());
+			}
+			catch (RuntimeException | Error ex) {
+				this.failedCheck.warn(() -> "Rate limiter: a call past the guard's deadline threw when failed ("
+						+ OccasionalWarning.reason(ex) + ")");
+			}
+		}
 	}
 
 	private record Pending(CompletableFuture<?> future, long deadline) {

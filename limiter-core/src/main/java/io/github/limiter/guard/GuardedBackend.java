@@ -50,7 +50,7 @@ import io.github.limiter.spi.RateLimiterBackend;
  * not run yet; a probe's answer does not count). A JVM that gets
  * busy makes every answer later and the deadline follows, so busyness alone does not turn decisions into fallbacks.
  * On expiry (checked every millisecond on the heartbeat thread while calls are in flight, rather than by a timer task
- * per call) the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it if it
+ * per call; failed on a thread of a pool of its own) the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it if it
  * has not been sent yet.
  *
  * <p><b>Detection.</b> A decision that fails with a {@link BackendException} or misses its deadline is a suspicion:
@@ -81,21 +81,24 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	/** Calls rejected during an outage for costing more than their local share holds, said at most every 10 s. */
 	private final OccasionalWarning largerThanShare = new OccasionalWarning(GuardedBackend.class);
 
-	/** Heartbeats of every guard: one daemon thread, which only sends probes and never waits for an answer. */
+	/**
+	 * Heartbeats of every guard, and the checks of their deadlines: one daemon thread, which sends probes, never waits
+	 * for an answer and runs nothing of what follows a missed deadline.
+	 */
 	private static final ScheduledThreadPoolExecutor HEARTBEATS = heartbeats();
+
+	/** Where the calls that missed their deadline are failed, and what follows runs: threads only while some do. */
+	private static final Executor MISSED_DEADLINES = daemonThreads("limiter-missed-deadline");
 
 	/**
 	 * The deadlines of every guard's calls, checked every millisecond on the heartbeat thread while calls are in
 	 * flight, and not at all after a tenth of a second without.
 	 */
-	private static final Deadlines DEADLINES = new Deadlines(HEARTBEATS, TimeUnit.MILLISECONDS.toNanos(1), 100);
+	private static final Deadlines DEADLINES = new Deadlines(HEARTBEATS, MISSED_DEADLINES,
+			TimeUnit.MILLISECONDS.toNanos(1), 100);
 
 	/** Where calls to a blocking client run when no executor was given, so that the deadline holds. */
-	private static final Executor BLOCKING_CALLS = Executors.newCachedThreadPool(runnable -> {
-		Thread thread = new Thread(runnable, "limiter-blocking-call");
-		thread.setDaemon(true);
-		return thread;
-	});
+	private static final Executor BLOCKING_CALLS = daemonThreads("limiter-blocking-call");
 
 	/** What a probe checks on a backend that keeps no instance registry: reads one key, writes nothing. */
 	private static final List<LimitRequest> PROBE = List
@@ -193,6 +196,15 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		this.callExecutor = (builder.callExecutor == null && this.delegate.blocksCaller()) ? BLOCKING_CALLS
 				: builder.callExecutor;
 		this.local = LocalBackend.create(TimeSource.SYSTEM, builder.localMaxKeys);
+	}
+
+	/** Daemon threads of the given name, started when a task comes and none is free, ended after a minute idle. */
+	private static Executor daemonThreads(String name) {
+		return Executors.newCachedThreadPool(runnable -> {
+			Thread thread = new Thread(runnable, name);
+			thread.setDaemon(true);
+			return thread;
+		});
 	}
 
 	private static ScheduledThreadPoolExecutor heartbeats() {

@@ -2,11 +2,12 @@ package io.github.limiter.guard;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +17,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+
+import io.github.limiter.testsupport.LoggedWarnings;
 
 import static io.github.limiter.testsupport.Threads.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,48 +38,80 @@ class DeadlinesTests {
 		return thread;
 	});
 
+	private final ExecutorService expiry = Executors.newCachedThreadPool((runnable) -> {
+		Thread thread = new Thread(runnable, "test-missed-deadline");
+		thread.setDaemon(true);
+		return thread;
+	});
+
 	@AfterEach
-	void stopScheduler() {
+	void stopThreads() {
 		this.scheduler.shutdownNow();
+		this.expiry.shutdownNow();
 	}
 
 	@Test
 	void aCallStillPendingAtItsDeadlineFailsWithATimeoutAndNotBefore() {
-		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 50);
+		Deadlines deadlines = new Deadlines(this.scheduler, this.expiry, TICK, 50);
 		CompletableFuture<String> call = new CompletableFuture<>();
 		AtomicLong failedAfter = new AtomicLong();
 		AtomicReference<String> failedOn = new AtomicReference<>();
 		long start = System.nanoTime();
-		assertThat(deadlines.within(call, TimeUnit.MILLISECONDS.toNanos(30))).isSameAs(call);
 		call.whenComplete((value, failure) -> {
 			failedAfter.set(System.nanoTime() - start);
 			failedOn.set(Thread.currentThread().getName());
 		});
+		assertThat(deadlines.within(call, TimeUnit.MILLISECONDS.toNanos(30))).isSameAs(call);
 
-		eventually(call::isDone);
+		eventually(() -> failedOn.get() != null);
 		assertThatThrownBy(call::get).isInstanceOf(ExecutionException.class).hasCauseInstanceOf(TimeoutException.class);
 		assertThat(failedAfter.get()).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(30));
-		assertThat(failedOn.get()).as("no thread of its own").isEqualTo("test-deadlines");
+		assertThat(failedOn.get()).as("failed on the expiry executor, not on the checks' thread")
+			.isEqualTo("test-missed-deadline");
+	}
+
+	@Test
+	void aCallWhoseFailureThrowsStopsNeitherTheOthersNorTheChecks() {
+		Deadlines deadlines = new Deadlines(this.scheduler, this.expiry, TICK, 50);
+		CompletableFuture<String> throwing = new CompletableFuture<>() {
+
+			@Override
+			public boolean completeExceptionally(Throwable failure) {
+				throw new IllegalStateException("a future of a backend of someone's own");
+			}
+
+		};
+		CompletableFuture<String> other = new CompletableFuture<>();
+		try (LoggedWarnings warnings = LoggedWarnings.of(Deadlines.class)) {
+			deadlines.within(throwing, TimeUnit.MILLISECONDS.toNanos(5));
+			deadlines.within(other, TimeUnit.MILLISECONDS.toNanos(5));
+			eventually(other::isCompletedExceptionally);
+			eventually(() -> !warnings.messages().isEmpty());
+			assertThat(warnings.messages().get(0)).contains("a future of a backend of someone's own");
+		}
+
+		CompletableFuture<String> later = new CompletableFuture<>();
+		deadlines.within(later, TimeUnit.MILLISECONDS.toNanos(5));
+		eventually(later::isCompletedExceptionally);
 	}
 
 	@Test
 	void aCallThatCompletesInTimeKeepsItsResultAndTheChecksThenStop() throws Exception {
-		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 5);
+		Deadlines deadlines = new Deadlines(this.scheduler, this.expiry, TICK, 5);
 		CompletableFuture<String> call = new CompletableFuture<>();
-		deadlines.within(call, TimeUnit.MILLISECONDS.toNanos(20));
+		deadlines.within(call, TimeUnit.SECONDS.toNanos(10));
 		assertThat(deadlines.awake()).isTrue();
 		call.complete("answered");
 
-		// Dropped at the next tick, after which nothing is pending: the checks stop, and the deadline passes unseen.
+		// Dropped at the next tick, after which nothing is pending: the checks stop long before the deadline.
 		eventually(() -> !deadlines.awake());
-		Thread.sleep(30);
 		assertThat(call.get()).isEqualTo("answered");
 		assertThat(deadlines.starts()).isEqualTo(1);
 	}
 
 	@Test
 	void aCallAlreadyDoneStartsNoChecks() {
-		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 5);
+		Deadlines deadlines = new Deadlines(this.scheduler, this.expiry, TICK, 5);
 		CompletableFuture<String> done = CompletableFuture.completedFuture("answered");
 		assertThat(deadlines.within(done, 1)).isSameAs(done);
 		assertThat(deadlines.awake()).isFalse();
@@ -85,7 +120,7 @@ class DeadlinesTests {
 
 	@Test
 	void theNextCallAfterTheChecksStoppedStartsThemAgain() {
-		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 5);
+		Deadlines deadlines = new Deadlines(this.scheduler, this.expiry, TICK, 5);
 		CompletableFuture<String> first = new CompletableFuture<>();
 		deadlines.within(first, TimeUnit.MILLISECONDS.toNanos(5));
 		eventually(() -> first.isDone() && !deadlines.awake());
@@ -99,7 +134,7 @@ class DeadlinesTests {
 	@Test
 	void callsFromManyThreadsEachTimeOutOrKeepTheirResult() throws Exception {
 		// The checks stop and start again while calls come: every call still pending fails, and only those.
-		Deadlines deadlines = new Deadlines(this.scheduler, TICK, 2);
+		Deadlines deadlines = new Deadlines(this.scheduler, this.expiry, TICK, 2);
 		int threads = 8;
 		int callsEach = 2_000;
 		List<List<CompletableFuture<Integer>>> calls = new ArrayList<>();

@@ -15,7 +15,7 @@ public interface RedisScriptExecutor {
 	/**
 	 * Runs the script. Unless {@link #blocksCaller()}, it returns without waiting for anything, a connection included:
 	 * the calling thread may be a request's, the client's event loop (the next batch of a lane goes out when a reply
-	 * comes in) or the JDK's timeout thread.
+	 * comes in) or the thread that fails the guard's calls past their deadline.
 	 * @param script the script
 	 * @param keys the keys, all in one cluster slot
 	 * @param args the arguments

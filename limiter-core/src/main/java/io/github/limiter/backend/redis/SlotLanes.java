@@ -233,7 +233,7 @@ final class SlotLanes {
 		/**
 		 * A caller got its answer or gave up. When the last one gives up before the reply, the slot goes back, and
 		 * what waits is sent from another thread: this runs on whatever completed their futures, which for the
-		 * guard's deadline is the JDK's single timeout thread, the one that fires every deadline of the JVM.
+		 * guard's deadline is a thread that fails the calls past their deadline, all of a tick in turn.
 		 */
 		void answeredOrGaveUp() {
 			if (this.waiting.decrementAndGet() == 0) {

@@ -69,8 +69,8 @@ class SlotLanesTests {
 		eventually(() -> assertThat(this.sent).as("the next batch goes out as soon as nobody waits for the lost one")
 			.hasSize(2));
 		assertThat(this.sent.get(1)).extracting(SlotLanes.Call::key).containsExactly("k2");
-		// Not on the thread that gave up: for the guard's deadline that is the JDK's single timeout thread, which
-		// fires every deadline of the JVM and must never wait for a connection.
+		// Not on the thread that gave up: for the guard's deadline that is the thread that fails every call of a
+		// tick past its deadline, which must never wait for a connection.
 		assertThat(this.senders.get(1)).isNotSameAs(Thread.currentThread());
 		this.replies.get(1).complete(List.of(admitted()));
 		assertThat(waiting).isCompletedWithValueMatching(Decision::allowed);

@@ -127,7 +127,7 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 		}
 		// Anything else may wait for a connection: the first one, one from a pool, or the shared one opened again after
 		// the factory reset it. Never on the calling thread, which may be a request's, Lettuce's event loop (the next
-		// batch goes out when a reply comes in) or the JDK's single timeout thread (when callers give up).
+		// batch goes out when a reply comes in) or the thread that fails the guard's calls past their deadline.
 		return connect().thenComposeAsync(done -> executeConnected(script, encodedKeys, encodedArgs), CONNECTOR);
 	}
 

@@ -217,7 +217,7 @@ class RedisScriptBackendIntegrationTests {
 	/**
 	 * A factory that does not share its connection hands out one per call (from a pool, which may make the caller
 	 * wait). The executor never waits for it on the calling thread: that thread may be Lettuce's event loop, which
-	 * sends the next batch when a reply comes in, or the JDK's single timeout thread.
+	 * sends the next batch when a reply comes in, or the thread that fails the guard's calls past their deadline.
 	 */
 	@Test
 	void aConnectionThatMustBeWaitedForIsNeverWaitedForOnTheCallingThread() {
