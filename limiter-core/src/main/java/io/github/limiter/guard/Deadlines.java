@@ -159,15 +159,19 @@ final class Deadlines {
 			}
 		}
 		if (expired != null) {
-			List<CompletableFuture<?>> late = expired;
-			try {
-				this.expiry.execute(() -> fail(late));
-			}
-			catch (RejectedExecutionException ex) {
-				fail(late);
-			}
+			failElsewhere(expired);
 		}
 		return waiting;
+	}
+
+	/** Fails the calls on the expiry executor, or here if it takes no more tasks. */
+	private void failElsewhere(List<CompletableFuture<?>> calls) {
+		try {
+			this.expiry.execute(() -> fail(calls));
+		}
+		catch (RejectedExecutionException ex) {
+			fail(calls);
+		}
 	}
 
 	/** Fails each call with a {@link TimeoutException}; one that throws does not keep the others from failing. */

@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -50,8 +51,8 @@ import io.github.limiter.spi.RateLimiterBackend;
  * not run yet; a probe's answer does not count). A JVM that gets
  * busy makes every answer later and the deadline follows, so busyness alone does not turn decisions into fallbacks.
  * On expiry (checked every millisecond on the heartbeat thread while calls are in flight, rather than by a timer task
- * per call; failed on a thread of a pool of its own) the decision's future is completed with a {@link TimeoutException}, which tells the backend to drop it if it
- * has not been sent yet.
+ * per call; failed on a thread of a pool of its own) the decision's future is completed with a
+ * {@link TimeoutException}, which tells the backend to drop it if it has not been sent yet.
  *
  * <p><b>Detection.</b> A decision that fails with a {@link BackendException} or misses its deadline is a suspicion:
  * it starts a probe (one at a time) and is answered by the failure policy. A probe that fails with a
@@ -200,19 +201,19 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	/** Daemon threads of the given name, started when a task comes and none is free, ended after a minute idle. */
 	private static Executor daemonThreads(String name) {
-		return Executors.newCachedThreadPool(runnable -> {
+		return Executors.newCachedThreadPool(daemon(name));
+	}
+
+	private static ThreadFactory daemon(String name) {
+		return (runnable) -> {
 			Thread thread = new Thread(runnable, name);
 			thread.setDaemon(true);
 			return thread;
-		});
+		};
 	}
 
 	private static ScheduledThreadPoolExecutor heartbeats() {
-		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
-			Thread thread = new Thread(runnable, "limiter-heartbeat");
-			thread.setDaemon(true);
-			return thread;
-		});
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, daemon("limiter-heartbeat"));
 		executor.setRemoveOnCancelPolicy(true);
 		return executor;
 	}
