@@ -11,6 +11,8 @@ Needs python3, unzip and valgrind (apt-get install valgrind unzip). Usage:
 
     scripts/script-cost.py                         # the working tree's scripts
     scripts/script-cost.py --base /path/to/lua     # and another set of scripts (for example a worktree's), side by side
+    scripts/script-cost.py --functions             # EVALSHA against FCALL of the same files as a Redis 7 function
+                                                   # library, on the Redis 7.0.15 of org.signal:embedded-redis
 
 Workloads: 'new', every decision on a key never seen; 'existing', on keys that hold state (1,000 of them, created by a
 warm-up pass). Limits are large enough that every decision is allowed. The floor is the benchmark harness's
@@ -100,7 +102,28 @@ class Connection:
         return [self.reply() for _ in commands]
 
 
+REDIS7_JAR = '~/.m2/repository/org/signal/embedded-redis/0.9.1/embedded-redis-0.9.1.jar'
+
+
+def redis7_binary():
+    """Redis 7.0.15 from org.signal:embedded-redis (a static binary), fetched into ~/.m2 by Maven if missing."""
+    jar = os.path.expanduser(REDIS7_JAR)
+    if not os.path.exists(jar):
+        subprocess.run([os.path.join(ROOT, 'mvnw'), '-q', 'dependency:get', '-Dtransitive=false',
+                        '-Dartifact=org.signal:embedded-redis:0.9.1'], check=True, cwd=ROOT)
+    target = '/tmp/limiter-script-cost/redis-server-7'
+    if not os.path.exists(target):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        subprocess.run(['unzip', '-o', '-q', '-j', jar, 'redis-server-7.0.15-linux-amd64', '-d',
+                        os.path.dirname(target)], check=True)
+        os.rename(os.path.join(os.path.dirname(target), 'redis-server-7.0.15-linux-amd64'), target)
+        os.chmod(target, 0o755)
+    return target
+
+
 def redis_binary():
+    if FUNCTIONS:
+        return redis7_binary()
     jars = glob.glob(os.path.expanduser('~/.m2/repository/com/github/codemonstur/embedded-redis/*/embedded-redis-*.jar'))
     if not jars:
         sys.exit('embedded-redis is not in ~/.m2: run ./mvnw verify (or any build of limiter-core) first')
@@ -122,10 +145,41 @@ def compose(lua_dir, algorithm_file):
         open(os.path.join(lua_dir, f)).read() + '\n' for f in files + ['decide.lua'])
 
 
+def library(lua_dir, algorithm_file):
+    """The same files as compose() as a Redis 7 function library, 'decide': the definitions run once, when the library
+    loads; what a call must start afresh (its time, whether it is virtual, the key cache) runs in the function. A
+    measurement only: the backends send EVALSHA."""
+    common = open(os.path.join(lua_dir, 'common.lua')).read()
+    for per_call in ("local virtual_time = ARGV[1] ~= ''", 'local kv_values = {}', 'local kv_writes = {}'):
+        if per_call not in common:
+            sys.exit('common.lua no longer has %r: update library() in %s' % (per_call, __file__))
+        common = common.replace(per_call, per_call.split(' =')[0])
+    call = ("virtual_time = ARGV[1] ~= ''\nkv_values = {}\nkv_writes = {}\n"
+            + open(os.path.join(lua_dir, 'time.lua')).read() + '\n' + open(os.path.join(lua_dir, 'decide.lua')).read())
+    return ('#!lua name=limiter_cost\nlocal general = false\n' + common + '\n'
+            + open(os.path.join(lua_dir, algorithm_file)).read()
+            + "\nredis.register_function('decide', function(KEYS, ARGV)\n" + call + '\nend)\n')
+
+
+FLOOR_LIBRARY = ("#!lua name=floor\nredis.register_function('decide', function(KEYS, ARGV) " + FLOOR + ' end)')
+
+# Set by --functions: Redis 7, and load() and the calls use FUNCTION LOAD and FCALL when a source is a library.
+FUNCTIONS = False
+
+
+def load(connection, source):
+    """Loads a script (SCRIPT LOAD, for EVALSHA by its SHA-1) or a library (FUNCTION LOAD, for FCALL 'decide')."""
+    if source.startswith('#!lua'):
+        connection.send([resp('FUNCTION', 'LOAD', source)])
+        return None
+    return connection.send([resp('SCRIPT', 'LOAD', source)])[0].decode()
+
+
 def decision_call(sha, params, batch, first_key, key_count, prefix, floor, short=False):
     keys = ['%s:%d' % (prefix, (first_key + j) % key_count) for j in range(batch)]
+    command = ('EVALSHA', sha) if sha else ('FCALL', 'decide')
     if floor:
-        return resp('EVALSHA', sha, 1, keys[0], '3600000')
+        return resp(*command, 1, keys[0], '3600000')
     argv = [''] + params
     for j in range(batch):
         # A token only for the sliding log, whose members it names, as the JVM sends it.
@@ -135,7 +189,7 @@ def decision_call(sha, params, batch, first_key, key_count, prefix, floor, short
             argv += ['A', '1']
         else:
             argv += ['a', '', '1', '1', '1']
-    return resp('EVALSHA', sha, len(keys), *keys, *argv)
+    return resp(*command, len(keys), *keys, *argv)
 
 
 def instructions(source, params, batch, calls, workload, floor, port):
@@ -152,7 +206,7 @@ def instructions(source, params, batch, calls, workload, floor, port):
                 time.sleep(0.1)
         else:
             sys.exit('Redis under valgrind did not start on port %d' % port)
-        sha = connection.send([resp('SCRIPT', 'LOAD', source)])[0].decode()
+        sha = load(connection, source)
         existing = workload == 'existing'
         # The two-argument form of the common decision ('A', limit), as ScriptCall sends it, to the drivers that take it.
         short = "op == 'A'" in source
@@ -203,30 +257,45 @@ def main():
     parser.add_argument('--decisions', type=int, default=4000,
                         help='decisions measured per figure (default 4,000; more averages over more of Lua\'s garbage '
                              'collection cycles, which move a figure by a few percent)')
+    parser.add_argument('--functions', action='store_true',
+                        help='measure EVALSHA against FCALL of the same files as a function library, on Redis 7.0.15')
     args = parser.parse_args()
     if subprocess.run(['which', 'valgrind'], capture_output=True).returncode != 0:
         sys.exit('valgrind is not installed (apt-get install valgrind)')
-    sets = [('base', args.base)] if args.base else []
-    sets.append(('this tree' if args.lua == LUA else args.lua, args.lua))
+    if args.functions and args.base:
+        sys.exit('--functions compares two ways of calling one set of scripts: leave out --base')
+    global FUNCTIONS
+    FUNCTIONS = args.functions
+    # Each set: its name, the source of an algorithm's deciding script, the floor's source.
+    if args.functions:
+        sets = [('EVALSHA', lambda f: compose(args.lua, f), FLOOR),
+                ('FCALL', lambda f: library(args.lua, f), FLOOR_LIBRARY)]
+    else:
+        dirs = ([('base', args.base)] if args.base else []) + [('this tree' if args.lua == LUA else args.lua, args.lua)]
+        sets = [(name, lambda f, d=d: compose(d, f), FLOOR) for name, d in dirs]
+    compared = len(sets) == 2
     batches = [int(b) for b in args.batches.split(',')]
-    header = '| algorithm | workload | decisions per call | ' + ' | '.join(name for name, _ in sets)
-    print(header + (' | change |' if args.base else ' |'))
-    print('|---' * (3 + len(sets) + (1 if args.base else 0)) + '|')
+    header = '| algorithm | workload | decisions per call | ' + ' | '.join(name for name, _, _ in sets)
+    print(header + (' | change |' if compared else ' |'))
+    print('|---' * (3 + len(sets) + (1 if compared else 0)) + '|')
+
+    def row(name, workload, batch, counts):
+        line = '| %s | %s | %d | %s |' % (name, workload, batch, ' | '.join('%.0f' % c for c in counts))
+        if compared:
+            line += ' %+.1f%% |' % (100.0 * (counts[1] - counts[0]) / counts[0])
+        print(line, flush=True)
+
     for workload in args.workloads.split(','):
-        floor = per_decision(FLOOR, [], 1, workload, args.decisions, args.port, floor=True)
-        print('| floor (INCR, PEXPIRE) | %s | 1 | %s |' % (workload, ' | '.join(['%.0f' % floor] * len(sets)))
-              + (' |' if args.base else ''), flush=True)
+        floors = {}
+        for _, _, floor in sets:
+            if floor not in floors:
+                floors[floor] = per_decision(floor, [], 1, workload, args.decisions, args.port, floor=True)
+        row('floor (INCR, PEXPIRE)', workload, 1, [floors[floor] for _, _, floor in sets])
         for name in args.algorithms.split(','):
             algorithm_file, params = ALGORITHMS[name.strip()]
             for batch in batches:
-                counts = [per_decision(compose(lua_dir, algorithm_file), params, batch, workload, args.decisions,
-                                       args.port)
-                          for _, lua_dir in sets]
-                row = '| %s | %s | %d | %s |' % (name, workload, batch, ' | '.join('%.0f' % c for c in counts))
-                if args.base:
-                    row += ' %+.1f%% |' % (100.0 * (counts[1] - counts[0]) / counts[0])
-                print(row, flush=True)
-
+                row(name, workload, batch, [per_decision(source(algorithm_file), params, batch, workload,
+                                                         args.decisions, args.port) for _, source, _ in sets])
 
 if __name__ == '__main__':
     main()
