@@ -1,11 +1,15 @@
 package io.github.limiter.benchmarks.redis;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -170,13 +174,49 @@ public final class RedisLoadHarness {
 				this.measure.toMillis());
 		RedisStats.Snapshot before = stats.snapshot();
 		long clientBefore = clientCpuNanos();
+		Map<Long, Long> threadsBefore = threadCpuNanos();
 		Run run = run(contender, keys, callerCount, this.measure, threads, true);
+		Busiest busiest = busiest(threadsBefore, threadCpuNanos());
 		long clientCpu = clientCpuNanos() - clientBefore;
 		RedisStats.Snapshot after = stats.snapshot();
 		return new Result(workload, callerCount, contender.name(), run.decisions, run.allowed, run.nanos,
 				run.latency.getValueAtPercentile(50), run.latency.getValueAtPercentile(99),
 				after.commands() - before.commands(), after.cpuMicros() - before.cpuMicros(),
-				after.scriptMicros() - before.scriptMicros(), clientCpu / 1000);
+				after.scriptMicros() - before.scriptMicros(), clientCpu / 1000, busiest.cpuNanos(), busiest.name());
+	}
+
+	/** CPU time of every live thread of this JVM, by id. */
+	private static Map<Long, Long> threadCpuNanos() {
+		ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+		Map<Long, Long> cpu = new HashMap<>();
+		for (long id : mx.getAllThreadIds()) {
+			long nanos = mx.getThreadCpuTime(id);
+			if (nanos >= 0) {
+				cpu.put(id, nanos);
+			}
+		}
+		return cpu;
+	}
+
+	/**
+	 * The thread of this JVM that used the most CPU between two readings: on a shared connection, the client's I/O
+	 * thread, a serial stage that every decision crosses. Near a whole core, it is what limits the rate.
+	 */
+	private static Busiest busiest(Map<Long, Long> before, Map<Long, Long> after) {
+		long most = 0;
+		long id = -1;
+		for (Map.Entry<Long, Long> thread : after.entrySet()) {
+			long used = thread.getValue() - before.getOrDefault(thread.getKey(), 0L);
+			if (used > most) {
+				most = used;
+				id = thread.getKey();
+			}
+		}
+		ThreadInfo info = (id < 0) ? null : ManagementFactory.getThreadMXBean().getThreadInfo(id);
+		return new Busiest(most, (info != null) ? info.getThreadName() : "?");
+	}
+
+	private record Busiest(long cpuNanos, String name) {
 	}
 
 	/**
@@ -184,7 +224,7 @@ public final class RedisLoadHarness {
 	 * system: what the contender costs on the application's side, while only it runs.
 	 */
 	private static long clientCpuNanos() {
-		return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+		return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
 			.getProcessCpuTime();
 	}
 
@@ -255,17 +295,18 @@ public final class RedisLoadHarness {
 			.append(" ms per contender and round, contenders in rotated order.\n\n");
 		for (Workload workload : this.workloads) {
 			md.append("### ").append(workload.title()).append("\n\n");
-			md.append("| callers | contender | decisions/s | × floor | allowed | p50 µs | p99 µs | Redis cmds/decision | Redis CPU µs/decision | of which in scripts | client CPU µs/decision |\n");
-			md.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+			md.append("| callers | contender | decisions/s | × floor | allowed | p50 µs | p99 µs | Redis cmds/decision | Redis CPU µs/decision | of which in scripts | client CPU µs/decision | Redis, % of a core | busiest JVM thread, % of a core |\n");
+			md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 			for (int callerCount : this.callers) {
 				Result floor = results.stream().filter(r -> r.workload == workload && r.callers == callerCount
 						&& r.contender.startsWith("floor")).findFirst().orElse(null);
 				results.stream().filter(r -> r.workload == workload && r.callers == callerCount).forEach(r -> {
-					md.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %.1f%% | %d | %d | %.3f | %.2f | %.2f | %.2f |", r.callers,
+					md.append(String.format(Locale.ROOT, "| %d | %s | %,.0f | %s | %.1f%% | %d | %d | %.3f | %.2f | %.2f | %.2f | %.0f | %.0f |", r.callers,
 							r.contender, r.perSecond(), (floor != null && floor.perSecond() > 0)
 									? String.format(Locale.ROOT, "%.2f", r.perSecond() / floor.perSecond()) : "–",
 							100.0 * r.allowed / Math.max(1, r.decisions), r.p50, r.p99, r.commandsPerDecision(),
-							r.cpuPerDecision(), r.scriptPerDecision(), r.clientPerDecision())).append('\n');
+							r.cpuPerDecision(), r.scriptPerDecision(), r.clientPerDecision(), r.redisShare(),
+							r.busiestShare())).append('\n');
 				});
 			}
 			md.append('\n');
@@ -359,7 +400,8 @@ public final class RedisLoadHarness {
 	}
 
 	private record Result(Workload workload, int callers, String contender, long decisions, long allowed, long nanos,
-			long p50, long p99, long commands, long cpuMicros, long scriptMicros, long clientMicros) {
+			long p50, long p99, long commands, long cpuMicros, long scriptMicros, long clientMicros,
+			long busiestNanos, String busiestThread) {
 
 		double perSecond() {
 			return this.decisions * 1e9 / this.nanos;
@@ -381,10 +423,21 @@ public final class RedisLoadHarness {
 			return (double) this.clientMicros / Math.max(1, this.decisions);
 		}
 
+		/** Redis's CPU over the measured period, in percent of one core: 100 is a Redis that never waits. */
+		double redisShare() {
+			return 100.0 * this.cpuMicros * 1000 / Math.max(1, this.nanos);
+		}
+
+		/** The busiest thread of this JVM over the measured period, in percent of one core. */
+		double busiestShare() {
+			return 100.0 * this.busiestNanos / Math.max(1, this.nanos);
+		}
+
 		String line() {
-			return String.format(Locale.ROOT, "%-8s %3d  %-44s %,12.0f/s  allowed %5.1f%%  p50 %6d µs  p99 %6d µs  %.3f cmds  %.2f µs CPU (%.2f in scripts), client %.2f µs",
+			return String.format(Locale.ROOT, "%-8s %3d  %-44s %,12.0f/s  allowed %5.1f%%  p50 %6d µs  p99 %6d µs  %.3f cmds  %.2f µs CPU (%.2f in scripts), client %.2f µs; Redis %.0f%%, %s %.0f%% of a core",
 					this.workload.label(), this.callers, this.contender, perSecond(), 100.0 * this.allowed / Math.max(1, this.decisions),
-					this.p50, this.p99, commandsPerDecision(), cpuPerDecision(), scriptPerDecision(), clientPerDecision());
+					this.p50, this.p99, commandsPerDecision(), cpuPerDecision(), scriptPerDecision(), clientPerDecision(),
+					redisShare(), this.busiestThread, busiestShare());
 		}
 
 	}
