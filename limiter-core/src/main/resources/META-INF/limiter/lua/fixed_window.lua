@@ -1,6 +1,6 @@
 -- Fixed window counter (io.github.limiter.algorithm.FixedWindow).
--- State: one string "<window> <count>", expiring at the end of its window, where <window> is the window's number
--- (its start divided by its length: a short number, so the string stays small) for 'fw', its start for 'fc'.
+-- State: the window and its count (pack_counts, common.lua), expiring at the end of its window, where the window is its
+-- number (its start divided by its length: a short number, so the value stays small) for 'fw', its start for 'fc'.
 -- Parameters 'fw': {limit, window}; 'fc': {limit, b0, b1, b2, b3}, the starts of the previous, current and next
 -- calendar periods and the end of the next, as seen by the client; the Redis time picks the period.
 
@@ -40,7 +40,7 @@ local function fixed_read(key, code, p)
   if not v then
     return nil
   end
-  local s, c = string.match(v, '^(-?%d+) (%d+)$')
+  local s, c = unpack_counts(v, 1)
   s = s + 0
   if code == 'fw' then
     s = s * p[2]
@@ -82,7 +82,7 @@ end
 
 -- ttl: milliseconds, or nil to keep the key's time to live.
 local function fixed_store(key, code, p, start, count, ttl)
-  kv_set(key, string.format('%d %d', fixed_id(code, p, start), count), ttl)
+  kv_set(key, pack_counts(fixed_id(code, p, start), count), ttl)
 end
 
 ALGORITHMS['fw'] = {

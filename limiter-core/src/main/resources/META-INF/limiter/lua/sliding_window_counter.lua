@@ -1,6 +1,6 @@
 -- Sliding window counter (io.github.limiter.algorithm.SlidingWindowCounter).
--- State: one string "<current window> <current count> <previous count>", kept for two windows, where <window> is the
--- window's number (its start divided by its length: a short number, so the string stays small).
+-- State: the current window, its count and the previous window's count (pack_counts, common.lua), kept for two
+-- windows, where the window is its number (its start divided by its length: a short number, so the value stays small).
 -- Parameters 'sc': {limit, window}. Same arithmetic, in the same order, as the Java class.
 
 -- The time to decide at, the start of its window, and the counts as seen from that window (a stored window may be
@@ -10,7 +10,7 @@ local function counter_read(key, window, now)
   local v = kv_get(key)
   local s, c, pr
   if v then
-    s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
+    s, c, pr = unpack_counts(v, 2)
     s = s * window
     if now < s then
       now = s
@@ -26,7 +26,7 @@ local function counter_read(key, window, now)
 end
 
 local function counter_store(key, window, now, start, current, previous)
-  kv_set(key, string.format('%d %d %d', start / window, current, previous), ttl_millis(start + 2 * window - now))
+  kv_set(key, pack_counts(start / window, current, previous), ttl_millis(start + 2 * window - now))
 end
 
 local function counter_evaluate(key, code, p, now, cost)
@@ -84,7 +84,7 @@ if general then
     local start = math.floor(charged / window) * window
     local v = kv_get(key)
     if v then
-      local s, c, pr = string.match(v, '^(-?%d+) (%d+) (%d+)$')
+      local s, c, pr = unpack_counts(v, 2)
       s, c, pr = s * window, c + 0, pr + 0
       if s == start then
         c = math.max(0, c - cost)
@@ -93,7 +93,7 @@ if general then
       else
         return
       end
-      kv_set(key, string.format('%d %d %d', s / window, c, pr))
+      kv_set(key, pack_counts(s / window, c, pr))
     end
   end
 end

@@ -94,6 +94,56 @@ class RedisScriptBackendIntegrationTests {
 		assertThat(limiter.acquire(log, "k").allowed()).as("the record stands").isFalse();
 	}
 
+	/**
+	 * A window's state is one integer's digits (the window's number, each count, each count's number of digits), which
+	 * Redis keeps in the object itself, 16 bytes less per key than text; a count of more than nine digits, and a state
+	 * written as text by an earlier version, read back as the counts they hold.
+	 */
+	@Test
+	void aWindowsStateIsOneIntegerAndItsEarlierTextStillReads() {
+		String prefix = TestRedis.uniquePrefix();
+		java.time.Instant at = java.time.Instant.parse("2026-11-27T10:00:15Z");
+		RateLimiter limiter = RateLimiter.of(SpringDataRedisScriptExecutor.backend(connectionFactory, Runnable::run)
+			.keyPrefix(prefix)
+			.testClock(new io.github.limiter.testsupport.ManualClock(at))
+			.build());
+		io.github.limiter.backend.redis.KeyLayout layout = new io.github.limiter.backend.redis.KeyLayout(prefix);
+		long minute = at.getEpochSecond() / 60;
+		Limit window = FixedWindow.of("fw", 10, Duration.ofMinutes(1));
+		Limit counter = SlidingWindowCounter.of("sc", 10, Duration.ofMinutes(1));
+		String fixedKey = layout.key(LimitRequest.of(window, "k"));
+		String counterKey = layout.key(LimitRequest.of(counter, "k"));
+
+		limiter.acquire(window, "k", 3);
+		limiter.acquire(counter, "k", 2);
+		assertThat(redis.get(fixedKey)).isEqualTo(minute + "3" + "1");
+		assertThat(redis.get(counterKey)).isEqualTo(minute + "2" + "0" + "11");
+		assertThat(redis.objectEncoding(fixedKey)).isEqualTo("int");
+		assertThat(redis.objectEncoding(counterKey)).isEqualTo("int");
+
+		// Written by the version before: text, with spaces.
+		redis.psetex(fixedKey, 60_000, minute + " 4");
+		assertThat(limiter.acquire(window, "k").remaining()).isEqualTo(5);
+		assertThat(redis.get(fixedKey)).isEqualTo(minute + "5" + "1");
+		String textCounter = layout.key(LimitRequest.of(counter, "text"));
+		redis.psetex(textCounter, 120_000, minute + " 6 2");
+		redis.psetex(counterKey, 120_000, minute + "6" + "2" + "11");
+		Decision fromText = limiter.acquire(counter, "text");
+		Decision fromDigits = limiter.acquire(counter, "k");
+		assertThat(fromText.allowed()).isTrue();
+		assertThat(fromText.remaining()).isEqualTo(fromDigits.remaining());
+		assertThat(fromText.resetAfter()).isEqualTo(fromDigits.resetAfter());
+		assertThat(redis.get(textCounter)).isEqualTo(minute + "7" + "2" + "11");
+
+		// Ten digits and more stay text.
+		Limit large = FixedWindow.of("large", 20_000_000_000L, Duration.ofMinutes(1));
+		String largeKey = layout.key(LimitRequest.of(large, "k"));
+		limiter.acquire(large, "k", 12_345_678_901L);
+		assertThat(redis.get(largeKey)).isEqualTo(minute + " 12345678901");
+		assertThat(limiter.acquire(large, "k").remaining()).isEqualTo(20_000_000_000L - 12_345_678_902L);
+		assertThat(redis.get(largeKey)).isEqualTo(minute + " 12345678902");
+	}
+
 	@Test
 	void everyKeyHasATtlAndNoneRemainsOnceTheLongestWindowHasPassed() throws Exception {
 		String prefix = TestRedis.uniquePrefix();
