@@ -58,6 +58,10 @@ public final class RedisProcess implements AutoCloseable {
 			List<String> command = new ArrayList<>(List.of(binary().toString(), "--port", Integer.toString(port), "--bind",
 					"127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
 					"--dir", directory.toString(), "--logfile", directory.resolve("redis.log").toString()));
+			if (majorVersion() >= 7) {
+				// Redis 7 refuses DEBUG (the tests' DEBUG SLEEP stalls it) unless allowed, which Redis 6 has no setting for.
+				command.addAll(List.of("--enable-debug-command", "local"));
+			}
 			command.addAll(List.of(settings));
 			Process process = new ProcessBuilder(command).redirectErrorStream(true)
 				.redirectOutput(directory.resolve("stdout.log").toFile())
@@ -274,6 +278,22 @@ public final class RedisProcess implements AutoCloseable {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
 		}
+	}
+
+	private static int majorVersion;
+
+	/** The major version of the binary, from {@code redis-server --version} ({@code "Redis server v=7.0.15 ..."}). */
+	private static synchronized int majorVersion() throws IOException {
+		if (majorVersion == 0) {
+			Process version = new ProcessBuilder(binary().toString(), "--version").redirectErrorStream(true).start();
+			String out = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+			java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("v=(\\d+)\\.").matcher(out);
+			if (!matcher.find()) {
+				throw new IllegalStateException(binary() + " --version printed no version: " + out);
+			}
+			majorVersion = Integer.parseInt(matcher.group(1));
+		}
+		return majorVersion;
 	}
 
 	private static synchronized Path binary() throws IOException {
