@@ -48,6 +48,7 @@ class ClusterFailoverTests {
 		backend.decide(List.of(LimitRequest.of(limit, "hot")), Operation.CHECK);
 		int slot = KeyLayout.slot(backend.layout().key(LimitRequest.of(limit, "hot")));
 		int replica = replicaOf(ports, slot);
+		awaitInSync(replica);
 
 		Load load = new Load(guarded, List.of(LimitRequest.of(limit, "hot")));
 		try {
@@ -118,6 +119,7 @@ class ClusterFailoverTests {
 		assertThat(awaitUntil(Duration.ofSeconds(20), () -> hasReplica(ports, keySlot)))
 			.as("a replica of the master of slot " + slot).isTrue();
 		int replica = replicaOf(ports, slot);
+		awaitInSync(replica);
 
 		Load load = new Load(guarded, hot);
 		AtomicInteger byBackend = load.byBackend;
@@ -247,6 +249,16 @@ class ClusterFailoverTests {
 	}
 
 	/** A field of an INFO reply. */
+	/**
+	 * Waits until a replica has copied its master's data: before that it never takes over from it. Redis 7 copies it
+	 * over the socket after a delay of 5 s ({@code repl-diskless-sync-delay}), where Redis 6.2 writes a file at once.
+	 */
+	private static void awaitInSync(int replica) throws InterruptedException {
+		assertThat(awaitUntil(Duration.ofSeconds(30),
+				() -> "up".equals(field(RedisProcess.command(replica, "INFO", "replication"), "master_link_status"))))
+			.as("the replica on port " + replica + " in sync with its master").isTrue();
+	}
+
 	private static String field(String info, String name) {
 		for (String line : info.split("\r?\n")) {
 			if (line.startsWith(name + ":")) {

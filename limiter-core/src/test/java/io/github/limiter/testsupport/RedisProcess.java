@@ -280,6 +280,15 @@ public final class RedisProcess implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * The {@code redis-server} binary every test Redis runs, the nodes of a cluster included.
+	 * @return the binary
+	 * @throws IOException if the bundled binary cannot be extracted
+	 */
+	static java.io.File executable() throws IOException {
+		return binary().toFile();
+	}
+
 	private static int majorVersion;
 
 	/** The major version of the binary, from {@code redis-server --version} ({@code "Redis server v=7.0.15 ..."}). */
@@ -303,6 +312,10 @@ public final class RedisProcess implements AutoCloseable {
 		String configured = System.getenv("LIMITER_REDIS_SERVER");
 		if (configured != null && !configured.isBlank()) {
 			binary = Path.of(configured);
+			// Unpacked by Maven (the Redis 7 pass of the build), it has lost its executable bit.
+			if (!Files.isExecutable(binary) && !binary.toFile().setExecutable(true)) {
+				throw new IllegalStateException("LIMITER_REDIS_SERVER " + binary + " is not executable");
+			}
 			return binary;
 		}
 		String arch = System.getProperty("os.arch");

@@ -11,6 +11,7 @@ import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import redis.embedded.RedisShardedCluster;
+import redis.embedded.core.RedisServerBuilder;
 
 /**
  * The Redis servers shared by the tests of one JVM: one standalone server and one three-master cluster, each started
@@ -55,7 +56,14 @@ public final class TestRedis {
 		{
 			List<Integer> ports = RedisProcess.freeClusterPorts(6);
 			try {
+				// The binary of every other test Redis (LIMITER_REDIS_SERVER, or the bundled one), linked from a directory
+				// of this cluster's own: its nodes work in the binary's directory, and one that found another cluster's
+				// dump.rdb there would not join.
+				java.nio.file.Path directory = java.nio.file.Files.createTempDirectory("limiter-redis-cluster-");
+				java.nio.file.Path binary = java.nio.file.Files.createSymbolicLink(directory.resolve("redis-server"),
+						RedisProcess.executable().toPath().toAbsolutePath());
 				RedisShardedCluster cluster = RedisShardedCluster.newRedisCluster()
+					.withServerBuilder(new RedisServerBuilder().executableProvider(binary::toFile))
 					.serverPorts(ports)
 					.shard("a", 1)
 					.shard("b", 1)
