@@ -1,5 +1,6 @@
 package io.github.limiter.testsupport;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -14,6 +15,8 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A {@code redis-server} process on 127.0.0.1 and a free port, started and stopped by the tests.
@@ -285,7 +288,7 @@ public final class RedisProcess implements AutoCloseable {
 	 * @return the binary
 	 * @throws IOException if the bundled binary cannot be extracted
 	 */
-	static java.io.File executable() throws IOException {
+	static File executable() throws IOException {
 		return binary().toFile();
 	}
 
@@ -296,7 +299,7 @@ public final class RedisProcess implements AutoCloseable {
 		if (majorVersion == 0) {
 			Process version = new ProcessBuilder(binary().toString(), "--version").redirectErrorStream(true).start();
 			String out = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-			java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("v=(\\d+)\\.").matcher(out);
+			Matcher matcher = Pattern.compile("v=(\\d+)\\.").matcher(out);
 			if (!matcher.find()) {
 				throw new IllegalStateException(binary() + " --version printed no version: " + out);
 			}

@@ -1,5 +1,7 @@
 package io.github.limiter.testsupport;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
 
@@ -59,8 +61,8 @@ public final class TestRedis {
 				// The binary of every other test Redis (LIMITER_REDIS_SERVER, or the bundled one), linked from a directory
 				// of this cluster's own: its nodes work in the binary's directory, and one that found another cluster's
 				// dump.rdb there would not join.
-				java.nio.file.Path directory = java.nio.file.Files.createTempDirectory("limiter-redis-cluster-");
-				java.nio.file.Path binary = java.nio.file.Files.createSymbolicLink(directory.resolve("redis-server"),
+				Path directory = Files.createTempDirectory("limiter-redis-cluster-");
+				Path binary = Files.createSymbolicLink(directory.resolve("redis-server"),
 						RedisProcess.executable().toPath().toAbsolutePath());
 				RedisShardedCluster cluster = RedisShardedCluster.newRedisCluster()
 					.withServerBuilder(new RedisServerBuilder().executableProvider(binary::toFile))
