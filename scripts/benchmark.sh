@@ -9,6 +9,7 @@
 #                                                  one contender of the harness alone, the whole machine sampled by
 #                                                  perf: where each decision's time goes (scripts/machine-profile.py)
 # Harness options: --callers=1,8,64 --workloads=hot,keys,flood --only=<name>,... --warmup=2 --measure=5
+#                  --redis-cpus=1 (Redis on CPU 1, the load generator on the others: Redis with a core of its own)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -34,8 +34,10 @@ import io.github.limiter.testsupport.RedisProcess;
  * {@code --measure=<seconds>}, {@code --callers=1,8,64}, {@code --workloads=hot,keys,flood}, {@code --keys=10000},
  * {@code --only=<name fragment>,...} (a comma followed by a space is part of a name), {@code --alone} (only the
  * contenders {@code --only} names in full, without the floor unless it is named: one contender alone, for a profiler
- * to watch, as {@code scripts/machine-profile.py} does), {@code --out=<markdown file>}. Each measurement announces
- * itself on a line of its own ({@code measuring ...}) when it starts.
+ * to watch, as {@code scripts/machine-profile.py} does), {@code --redis-cpus=<cpu list>} (Redis runs on these CPUs
+ * and this JVM on the others, by {@code taskset}: Redis with cores of its own, as on a host of its own, instead of
+ * sharing every core with the load generator), {@code --out=<markdown file>}. Each measurement announces itself on a
+ * line of its own ({@code measuring ...}) when it starts.
  */
 public final class RedisLoadHarness {
 
@@ -55,6 +57,15 @@ public final class RedisLoadHarness {
 
 	private final int keyCount;
 
+	/** CPUs Redis is pinned to, as {@code taskset} lists them, or {@code null} to share every CPU. */
+	private final String redisCpus;
+
+	/** CPUs of the machine, counted before this JVM is pinned to some of them. */
+	private final int cpus = Runtime.getRuntime().availableProcessors();
+
+	/** The other CPUs, this JVM's when Redis is pinned. */
+	private final String generatorCpus;
+
 	private RedisLoadHarness(Map<String, String> options) {
 		boolean smoke = options.containsKey("smoke");
 		this.warmup = Duration.ofMillis((long) (1000 * Double.parseDouble(options.getOrDefault("warmup", smoke ? "0.2" : "2"))));
@@ -70,6 +81,11 @@ public final class RedisLoadHarness {
 		}
 		this.out = Path.of(options.getOrDefault("out", "target/redis-load.md"));
 		this.keyCount = Integer.parseInt(options.getOrDefault("keys", smoke ? "1000" : "10000"));
+		this.redisCpus = options.get("redis-cpus");
+		if (this.redisCpus != null && !this.redisCpus.matches("\\d+(-\\d+)?(,\\d+(-\\d+)?)*")) {
+			throw new IllegalArgumentException("--redis-cpus takes a list of CPUs such as 1 or 2-3,6, not '" + this.redisCpus + "'");
+		}
+		this.generatorCpus = (this.redisCpus != null) ? others(this.redisCpus) : null;
 	}
 
 	public static void main(String[] args) throws Exception {
@@ -97,6 +113,10 @@ public final class RedisLoadHarness {
 		List<Result> results = new ArrayList<>();
 		int failures = 0;
 		try (RedisProcess redis = RedisProcess.start(); RedisStats stats = new RedisStats(redis.port())) {
+			if (this.redisCpus != null) {
+				pin(redis.pid(), this.redisCpus);
+				pin(ProcessHandle.current().pid(), this.generatorCpus);
+			}
 			List<Contender> contenders = new ArrayList<>(Contenders.all(redis.port()));
 			Contender floor = contenders.get(0);
 			if (this.alone) {
@@ -183,6 +203,46 @@ public final class RedisLoadHarness {
 				run.latency.getValueAtPercentile(50), run.latency.getValueAtPercentile(99),
 				after.commands() - before.commands(), after.cpuMicros() - before.cpuMicros(),
 				after.scriptMicros() - before.scriptMicros(), clientCpu / 1000, busiest.cpuNanos(), busiest.name());
+	}
+
+	/**
+	 * Pins every thread of a process to some CPUs ({@code taskset -a -p}); threads it starts later inherit them.
+	 * @param pid the process
+	 * @param cpus the CPUs, as {@code taskset} lists them
+	 */
+	private static void pin(long pid, String cpus) throws Exception {
+		Process taskset = new ProcessBuilder("taskset", "-a", "-p", "-c", cpus, Long.toString(pid)).redirectErrorStream(true)
+			.start();
+		String output = new String(taskset.getInputStream().readAllBytes());
+		if (taskset.waitFor() != 0) {
+			throw new IllegalStateException("taskset -a -p -c " + cpus + " " + pid + " failed: " + output.strip());
+		}
+	}
+
+	/** The CPUs of the machine not in the list, as {@code taskset} lists them. */
+	private String others(String list) {
+		boolean[] taken = new boolean[this.cpus];
+		for (String range : list.split(",")) {
+			String[] ends = range.split("-");
+			int first = Integer.parseInt(ends[0]);
+			int last = Integer.parseInt(ends[ends.length - 1]);
+			for (int cpu = first; cpu <= last; cpu++) {
+				if (cpu >= this.cpus) {
+					throw new IllegalArgumentException("--redis-cpus names CPU " + cpu + ", but this machine has " + this.cpus);
+				}
+				taken[cpu] = true;
+			}
+		}
+		List<String> rest = new ArrayList<>();
+		for (int cpu = 0; cpu < this.cpus; cpu++) {
+			if (!taken[cpu]) {
+				rest.add(Integer.toString(cpu));
+			}
+		}
+		if (rest.isEmpty()) {
+			throw new IllegalArgumentException("--redis-cpus " + list + " leaves no CPU for the load generator");
+		}
+		return String.join(",", rest);
 	}
 
 	/** CPU time of every live thread of this JVM, by id. */
@@ -289,7 +349,9 @@ public final class RedisLoadHarness {
 	private String report(List<Result> results, Map<String, Double> memory, String redisVersion) {
 		StringBuilder md = new StringBuilder();
 		md.append("Redis load harness, ").append(LocalDate.now()).append(": Redis ").append(redisVersion).append(", ")
-			.append(Runtime.getRuntime().availableProcessors()).append(" CPUs, ")
+			.append(this.cpus).append(" CPUs")
+			.append((this.redisCpus != null) ? " (Redis pinned to CPU " + this.redisCpus + ", the load generator to the others)" : "")
+			.append(", ")
 			.append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.version"))
 			.append(", warm-up ").append(this.warmup.toMillis()).append(" ms, measured ").append(this.measure.toMillis())
 			.append(" ms per contender and round, contenders in rotated order.\n\n");
