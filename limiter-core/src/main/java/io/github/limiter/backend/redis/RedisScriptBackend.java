@@ -53,9 +53,10 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	 * Script calls in flight per lane. With one, a call that found the lane busy waited a whole round trip while
 	 * Redis sat idle: 8 callers on 10,000 keys made about 51,000 decisions per second with one and 67,000 with four
 	 * (docs/benchmarks.md, "Four script calls in flight per connection"); beyond the first, while the batches in
-	 * flight hold fewer than {@link SlotLanes#MAX_CALLS_IN_FLIGHT} calls. Only when the calling thread sends to a
-	 * client that keeps the order of what it is sent ({@link RedisScriptExecutor#keepsOrder()}); one otherwise, and
-	 * one for a batch sent on a reply (see {@link SlotLanes}).
+	 * flight hold fewer than {@link SlotLanes#MAX_CALLS_IN_FLIGHT} calls. Only when batches are sent from the client's
+	 * own writing thread ({@link RedisScriptExecutor#connectionThread()}), or the calling thread sends to a client that
+	 * keeps the order of what it is sent ({@link RedisScriptExecutor#keepsOrder()}); one otherwise, and one for a batch
+	 * a caller-sending lane sends on a reply (see {@link SlotLanes}).
 	 */
 	public static final int MAX_IN_FLIGHT = 4;
 
@@ -102,7 +103,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		this.lanes = (coalesce && !executor.blocksCaller()) ? new SlotLanes(this::sendBatch,
 				executor.isCluster() ? KeyLayout::slot : key -> 0, MAX_BATCH, MAX_WAITING,
 				() -> executor.keepsOrder() ? MAX_IN_FLIGHT : 1,
-				(call, decision) -> this.late.giveBack(List.of(call.request()), decision)) : null;
+				(call, decision) -> this.late.giveBack(List.of(call.request()), decision), executor::connectionThread,
+				MAX_IN_FLIGHT) : null;
 		this.cacheClock = (testClock != null) ? testClock : () -> System.nanoTime() / 1000;
 	}
 

@@ -2,6 +2,7 @@ package io.github.limiter.backend.redis;
 
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 /**
  * Runs the {@link LimiterScript} on one Redis client: the only thing a client adapter provides.
@@ -51,6 +52,18 @@ public interface RedisScriptExecutor {
 	 */
 	default boolean keepsOrder() {
 		return false;
+	}
+
+	/**
+	 * Asked on the thread that has just delivered one of this client's replies: that thread's executor, when it is the
+	 * thread that writes this client's calls to its one connection (a Netty event loop) and the client keeps the order
+	 * of calls ({@link #keepsOrder()} from other threads); {@code null} otherwise. A lane then takes and sends its
+	 * batches there, in tasks of that thread: each task joins the thread's queue behind the calls other threads handed
+	 * the client before it was scheduled, so a thread's calls keep their order, whatever else is in flight.
+	 * @return the executor of the client's writing thread, or {@code null}
+	 */
+	default Executor connectionThread() {
+		return null;
 	}
 
 }

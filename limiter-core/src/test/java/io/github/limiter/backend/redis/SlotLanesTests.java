@@ -6,10 +6,12 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
@@ -117,43 +119,11 @@ class SlotLanesTests {
 			CompletableFuture.runAsync(() -> reply.complete(batch.stream().map(call -> admitted()).toList()));
 			return reply;
 		}, key -> 0, 8, 100_000, () -> 4, (call, decision) -> {
-		});
-		int threads = 4;
-		int calls = 2_000;
-		CountDownLatch start = new CountDownLatch(1);
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
-		List<CompletableFuture<Void>> callers = new ArrayList<>();
-		for (int t = 0; t < threads; t++) {
-			String thread = "t" + t + "-";
-			callers.add(CompletableFuture.runAsync(() -> {
-				try {
-					start.await();
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-				List<CompletableFuture<Decision>> answers = new ArrayList<>();
-				for (int i = 0; i < calls; i++) {
-					answers.add(submit(parallel, thread + i));
-				}
-				answers.forEach(CompletableFuture::join);
-			}, pool));
-		}
-		start.countDown();
-		try {
-			CompletableFuture.allOf(callers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
-		}
-		finally {
-			pool.shutdownNow();
-		}
+		}, () -> null, 4);
+		callFromFourThreadsAtOnce(parallel);
 
-		assertThat(received).hasSize(threads * calls);
-		for (int t = 0; t < threads; t++) {
-			String thread = "t" + t + "-";
-			assertThat(received.stream().filter(key -> key.startsWith(thread)).toList()).as("the calls of %s", thread)
-				.containsExactlyElementsOf(IntStream.range(0, calls).mapToObj(i -> thread + i).toList());
-		}
-		assertThat(pending).as("calls shared batches").hasSizeLessThan(threads * calls);
+		assertEachThreadsCallsArrivedInOrder(received);
+		assertThat(pending).as("calls shared batches").hasSizeLessThan(THREADS * CALLS);
 	}
 
 	@Test
@@ -209,6 +179,133 @@ class SlotLanesTests {
 		assertThat(this.sent.get(5)).extracting(SlotLanes.Call::key).containsExactly("c", "d");
 	}
 
+	@Test
+	void onceAReplyCameOnTheConnectionsThreadBatchesAreTakenThereAndGoOutWhateverIsInFlight() {
+		// The client's writing thread, whose tasks this test runs; replies "come on it" while the flag is set.
+		List<Runnable> tasks = new ArrayList<>();
+		boolean[] onConnectionThread = { false };
+		Executor connection = tasks::add;
+		SlotLanes lanes = new SlotLanes(batch -> {
+			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
+			this.senders.add(Thread.currentThread());
+			this.sent.add(batch);
+			this.replies.add(reply);
+			return reply;
+		}, key -> 0, 64, 4096, () -> 1, (call, decision) -> {
+		}, () -> onConnectionThread[0] ? connection : null, 4);
+
+		submit(lanes, "a");
+		assertThat(this.sent).as("no reply yet: the caller sends").hasSize(1);
+		onConnectionThread[0] = true;
+		this.replies.get(0).complete(List.of(admitted()));
+		onConnectionThread[0] = false;
+
+		submit(lanes, "b");
+		submit(lanes, "c");
+		assertThat(this.sent).as("the calls wait for the connection's thread").hasSize(1);
+		assertThat(tasks).as("one task takes whatever arrived before it runs").hasSize(1);
+		runAll(tasks);
+		assertThat(this.sent).hasSize(2);
+		assertThat(this.sent.get(1)).extracting(SlotLanes.Call::key).containsExactly("b", "c");
+
+		submit(lanes, "d");
+		runAll(tasks);
+		assertThat(this.sent).as("b and c in flight: d goes out all the same, behind them").hasSize(3);
+		assertThat(this.sent.get(2)).extracting(SlotLanes.Call::key).containsExactly("d");
+
+		onConnectionThread[0] = true;
+		this.replies.get(1).complete(List.of(admitted(), admitted()));
+		this.replies.get(2).complete(List.of(admitted()));
+		onConnectionThread[0] = false;
+		assertThat(tasks).as("nothing waits: the replies schedule nothing").isEmpty();
+	}
+
+	@Test
+	void batchesTakenOnTheConnectionsThreadKeepTheOrderTheirCallsArrivedIn() throws Exception {
+		List<String> received = new CopyOnWriteArrayList<>();
+		AtomicInteger inFlight = new AtomicInteger();
+		AtomicInteger mostInFlight = new AtomicInteger();
+		ExecutorService connection = Executors.newSingleThreadExecutor(runnable -> new Thread(runnable, "connection"));
+		Thread[] connectionThread = new Thread[1];
+		connection.submit(() -> connectionThread[0] = Thread.currentThread()).get();
+		List<Thread> sentFrom = new CopyOnWriteArrayList<>();
+		SlotLanes parallel = new SlotLanes(batch -> {
+			batch.forEach(call -> received.add(call.key()));
+			sentFrom.add(Thread.currentThread());
+			mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
+			// Answered on the connection's thread, later, as a client's event loop answers.
+			connection.execute(() -> {
+				inFlight.decrementAndGet();
+				reply.complete(batch.stream().map(call -> admitted()).toList());
+			});
+			return reply;
+		}, key -> 0, 8, 100_000, () -> 4, (call, decision) -> {
+		}, () -> (Thread.currentThread() == connectionThread[0]) ? connection : null, 4);
+		try {
+			callFromFourThreadsAtOnce(parallel);
+		}
+		finally {
+			connection.shutdownNow();
+		}
+
+		assertEachThreadsCallsArrivedInOrder(received);
+		assertThat(mostInFlight.get()).as("script calls in flight at once").isLessThanOrEqualTo(4);
+		assertThat(sentFrom.stream().filter(sender -> sender == connectionThread[0]).count())
+			.as("batches sent from the connection's thread, once a reply came on it").isPositive();
+	}
+
+	private static final int THREADS = 4;
+
+	private static final int CALLS = 2_000;
+
+	/** Four threads call at once, each {@value #CALLS} times without waiting, keys {@code t<thread>-<i>}. */
+	private void callFromFourThreadsAtOnce(SlotLanes lanes) throws Exception {
+		CountDownLatch start = new CountDownLatch(1);
+		ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+		List<CompletableFuture<Void>> callers = new ArrayList<>();
+		for (int t = 0; t < THREADS; t++) {
+			String thread = "t" + t + "-";
+			callers.add(CompletableFuture.runAsync(() -> {
+				try {
+					start.await();
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				List<CompletableFuture<Decision>> answers = new ArrayList<>();
+				for (int i = 0; i < CALLS; i++) {
+					answers.add(submit(lanes, thread + i));
+				}
+				answers.forEach(CompletableFuture::join);
+			}, pool));
+		}
+		start.countDown();
+		try {
+			CompletableFuture.allOf(callers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	/** The keys the client was handed hold each thread's calls, in the order that thread made them. */
+	private static void assertEachThreadsCallsArrivedInOrder(List<String> received) {
+		assertThat(received).hasSize(THREADS * CALLS);
+		for (int t = 0; t < THREADS; t++) {
+			String thread = "t" + t + "-";
+			assertThat(received.stream().filter(key -> key.startsWith(thread)).toList()).as("the calls of %s", thread)
+				.containsExactlyElementsOf(IntStream.range(0, CALLS).mapToObj(i -> thread + i).toList());
+		}
+	}
+
+	/** Runs the tasks handed to a connection's thread, and those they hand it, in order. */
+	private static void runAll(List<Runnable> tasks) {
+		while (!tasks.isEmpty()) {
+			tasks.remove(0).run();
+		}
+	}
+
 	/** Lanes whose batches, replies, senders and orphans this test records; the test completes the replies. */
 	private SlotLanes recordingLanes(int maxInFlight) {
 		return new SlotLanes(batch -> {
@@ -217,7 +314,7 @@ class SlotLanesTests {
 			this.sent.add(batch);
 			this.replies.add(reply);
 			return reply;
-		}, key -> 0, 64, 4096, () -> maxInFlight, (call, decision) -> this.orphans.add(call.key()));
+		}, key -> 0, 64, 4096, () -> maxInFlight, (call, decision) -> this.orphans.add(call.key()), () -> null, 4);
 	}
 
 	private CompletableFuture<Decision> submit(SlotLanes lanes, String key) {

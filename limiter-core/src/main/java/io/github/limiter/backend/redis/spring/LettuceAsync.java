@@ -4,12 +4,14 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.netty.util.concurrent.FastThreadLocalThread;
+import io.netty.util.internal.ThreadExecutorMap;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -59,6 +61,19 @@ final class LettuceAsync {
 	 */
 	static boolean onEventLoop() {
 		return Thread.currentThread() instanceof FastThreadLocalThread;
+	}
+
+	/**
+	 * The Netty event loop running the current thread, or {@code null} on any other thread (or a Netty without
+	 * {@code ThreadExecutorMap}, public since 4.1.44 though in an internal package).
+	 */
+	static Executor currentEventLoop() {
+		try {
+			return ThreadExecutorMap.currentExecutor();
+		}
+		catch (LinkageError ex) {
+			return null;
+		}
 	}
 
 	/**

@@ -144,6 +144,16 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 		return commands != null && !this.cluster && LettuceAsync.isOpen(commands) && !LettuceAsync.onEventLoop();
 	}
 
+	/**
+	 * The shared native connection's event loop, on the thread that delivered a reply: replies of the shared
+	 * connection to a standalone Redis come on the loop that writes its commands.
+	 */
+	@Override
+	public Executor connectionThread() {
+		Object commands = this.shared;
+		return (commands != null && !this.cluster && LettuceAsync.isOpen(commands)) ? LettuceAsync.currentEventLoop() : null;
+	}
+
 	/** Opens the first connection on a background thread, once at a time; a failed attempt is retried by the next call. */
 	private CompletableFuture<Void> connect() {
 		while (true) {

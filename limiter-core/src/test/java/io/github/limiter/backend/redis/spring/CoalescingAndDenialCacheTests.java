@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -82,9 +83,9 @@ class CoalescingAndDenialCacheTests {
 				assertThat(decision.retryAfter()).as("call %d", i).isBetween(Duration.ofSeconds(35), Duration.ofSeconds(36));
 			}
 		}
-		// The first calls go alone, one per script call the lane keeps in flight; the rest, submitted while their
-		// answers were held back, follow in one batch.
-		assertThat(redis.calls.get()).isEqualTo(RedisScriptBackend.MAX_IN_FLIGHT + 1);
+		// The connection's thread takes whatever waits each time it looks, up to the script calls the lane keeps in
+		// flight; the rest, submitted while their answers were held back, follow in one batch.
+		assertThat(redis.calls.get()).isBetween(1, RedisScriptBackend.MAX_IN_FLIGHT + 1);
 	}
 
 	@Test
@@ -397,6 +398,11 @@ class CoalescingAndDenialCacheTests {
 		@Override
 		public boolean keepsOrder() {
 			return this.delegate.keepsOrder();
+		}
+
+		@Override
+		public Executor connectionThread() {
+			return this.delegate.connectionThread();
 		}
 
 		/** Decides once, so that the shared connection is open and calls go out in order, several at once. */
