@@ -194,7 +194,7 @@ final class SlotLanes {
 		while (!lane.waiting.isEmpty() && lane.free(max) && lane.sending.compareAndSet(false, true)) {
 			try {
 				List<Call> batch;
-				while (lane.free(max) && (batch = poll(lane, batchSize(lane, max))) != null) {
+				while (lane.free(max) && (batch = poll(lane)) != null) {
 					lane.inFlight.incrementAndGet();
 					lane.callsInFlight.addAndGet(batch.size());
 					send(lane, batch);
@@ -249,32 +249,11 @@ final class SlotLanes {
 		return onReply ? 1 : this.maxInFlight.getAsInt();
 	}
 
-	/**
-	 * How many waiting calls the next batch takes: all of them, up to {@code maxBatch}; but when nothing is in flight
-	 * and a second batch may follow at once, the first half of what waits (while that fits the bound of calls in
-	 * flight), and the rest goes right behind it. Redis then decides the second half while this JVM answers the first
-	 * half's callers, where one batch left Redis idle while this JVM answered, and this JVM idle while Redis decided: a
-	 * few callers answered together call again together, and the lane took them all as one batch. With Redis on a core
-	 * of its own, 8 callers made 0.84-0.99x the floor on 10,000 keys and 1.01-1.05x on a hot key this way, against
-	 * 0.77-0.86x and 0.91-0.99x (docs/benchmarks.md, "Two batches where one left Redis idle"). Both halves are sent by
-	 * the same thread, in order, so calls keep their order.
-	 */
-	private int batchSize(Lane lane, int max) {
-		if (max < 2 || lane.inFlight.get() != 0) {
-			return this.maxBatch;
-		}
-		int waiting = lane.size.get();
-		if (waiting < 2 || waiting > MAX_CALLS_IN_FLIGHT) {
-			return this.maxBatch;
-		}
-		return Math.min(this.maxBatch, (waiting + 1) / 2);
-	}
-
-	/** Up to {@code limit} waiting calls that nobody gave up on, or {@code null}. */
-	private List<Call> poll(Lane lane, int limit) {
+	/** Up to {@code maxBatch} waiting calls that nobody gave up on, or {@code null}. */
+	private List<Call> poll(Lane lane) {
 		List<Call> batch = null;
 		Call call;
-		while ((batch == null || batch.size() < limit) && (call = lane.waiting.poll()) != null) {
+		while ((batch == null || batch.size() < this.maxBatch) && (call = lane.waiting.poll()) != null) {
 			lane.size.decrementAndGet();
 			if (!call.future.isDone()) {
 				if (batch == null) {
