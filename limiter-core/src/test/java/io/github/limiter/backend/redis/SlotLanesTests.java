@@ -181,11 +181,93 @@ class SlotLanesTests {
 
 	@Test
 	void onceAReplyCameOnTheConnectionsThreadBatchesAreTakenThereAndGoOutWhateverIsInFlight() {
-		// The client's writing thread, whose tasks this test runs; replies "come on it" while the flag is set.
 		List<Runnable> tasks = new ArrayList<>();
 		boolean[] onConnectionThread = { false };
+		SlotLanes lanes = connectionLanes(tasks, onConnectionThread);
+
+		submit(lanes, "a");
+		assertThat(this.sent).as("no reply yet: the caller sends").hasSize(1);
+		replyOnTheConnectionsThread(0, onConnectionThread);
+
+		submit(lanes, "b");
+		submit(lanes, "c");
+		submit(lanes, "d");
+		assertThat(this.sent).as("the calls wait for the connection's thread").hasSize(1);
+		assertThat(tasks).as("one task takes whatever arrived before it runs").hasSize(1);
+		runAll(tasks);
+		assertThat(this.sent).hasSize(3);
+
+		submit(lanes, "e");
+		runAll(tasks);
+		assertThat(this.sent).as("two batches in flight: e goes out all the same, behind them").hasSize(4);
+		assertThat(this.sent.get(3)).extracting(SlotLanes.Call::key).containsExactly("e");
+
+		for (int i = 1; i <= 3; i++) {
+			replyOnTheConnectionsThread(i, onConnectionThread);
+		}
+		assertThat(tasks).as("nothing waits: the replies schedule nothing").isEmpty();
+	}
+
+	@Test
+	void withNothingInFlightTheCallsThatWaitGoAsTwoBatchesInTheirOrder() {
+		List<Runnable> tasks = new ArrayList<>();
+		boolean[] onConnectionThread = { false };
+		SlotLanes lanes = connectionLanes(tasks, onConnectionThread);
+		submit(lanes, "first");
+		replyOnTheConnectionsThread(0, onConnectionThread);
+
+		for (int i = 0; i < 5; i++) {
+			submit(lanes, "b" + i);
+		}
+		runAll(tasks);
+		// Redis decides the second batch while this JVM answers the first one's callers.
+		assertThat(this.sent).hasSize(3);
+		assertThat(this.sent.get(1)).extracting(SlotLanes.Call::key).containsExactly("b0", "b1", "b2");
+		assertThat(this.sent.get(2)).extracting(SlotLanes.Call::key).containsExactly("b3", "b4");
+
+		replyOnTheConnectionsThread(1, onConnectionThread);
+		replyOnTheConnectionsThread(2, onConnectionThread);
+		int many = SlotLanes.MAX_CALLS_IN_FLIGHT + 4;
+		for (int i = 0; i < many; i++) {
+			submit(lanes, "c" + i);
+		}
+		runAll(tasks);
+		assertThat(this.sent).as("more than the bound of calls in flight: one batch").hasSize(4);
+		assertThat(this.sent.get(3)).hasSize(many);
+
+		// Four callers call again while the crowd's batch is out: few calls wait, but the lane serves many callers.
+		for (int i = 0; i < 4; i++) {
+			submit(lanes, "d" + i);
+		}
+		replyOnTheConnectionsThread(3, onConnectionThread);
+		runAll(tasks);
+		assertThat(this.sent).as("after a crowd of callers: what waits goes as one batch").hasSize(5);
+		assertThat(this.sent.get(4)).hasSize(4);
+
+		// The crowd thins out: once only these four callers have been served for a while, batches split again.
+		int rounds = 0;
+		while (this.sent.get(this.sent.size() - 1).size() == 4 && rounds < 2 * SlotLanes.MAX_CALLS_IN_FLIGHT) {
+			int last = this.sent.size() - 1;
+			for (int i = 0; i < 4; i++) {
+				submit(lanes, "e" + rounds + "-" + i);
+			}
+			replyOnTheConnectionsThread(last, onConnectionThread);
+			runAll(tasks);
+			rounds++;
+		}
+		assertThat(rounds).as("rounds of four callers before the lane split again")
+			.isBetween(2, SlotLanes.MAX_CALLS_IN_FLIGHT);
+		assertThat(this.sent.get(this.sent.size() - 2)).hasSize(2);
+		assertThat(this.sent.get(this.sent.size() - 1)).hasSize(2);
+	}
+
+	/**
+	 * Lanes whose client's writing thread is the given list of tasks, which the test runs; a reply comes on that thread
+	 * while the flag is set. One batch in flight while callers send, four on that thread.
+	 */
+	private SlotLanes connectionLanes(List<Runnable> tasks, boolean[] onConnectionThread) {
 		Executor connection = tasks::add;
-		SlotLanes lanes = new SlotLanes(batch -> {
+		return new SlotLanes(batch -> {
 			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
 			this.senders.add(Thread.currentThread());
 			this.sent.add(batch);
@@ -193,31 +275,17 @@ class SlotLanesTests {
 			return reply;
 		}, key -> 0, 64, 4096, () -> 1, (call, decision) -> {
 		}, () -> onConnectionThread[0] ? connection : null, 4);
+	}
 
-		submit(lanes, "a");
-		assertThat(this.sent).as("no reply yet: the caller sends").hasSize(1);
+	/** Admits every call of the batch sent {@code index}-th, on the connection's thread. */
+	private void replyOnTheConnectionsThread(int index, boolean[] onConnectionThread) {
 		onConnectionThread[0] = true;
-		this.replies.get(0).complete(List.of(admitted()));
-		onConnectionThread[0] = false;
-
-		submit(lanes, "b");
-		submit(lanes, "c");
-		assertThat(this.sent).as("the calls wait for the connection's thread").hasSize(1);
-		assertThat(tasks).as("one task takes whatever arrived before it runs").hasSize(1);
-		runAll(tasks);
-		assertThat(this.sent).hasSize(2);
-		assertThat(this.sent.get(1)).extracting(SlotLanes.Call::key).containsExactly("b", "c");
-
-		submit(lanes, "d");
-		runAll(tasks);
-		assertThat(this.sent).as("b and c in flight: d goes out all the same, behind them").hasSize(3);
-		assertThat(this.sent.get(2)).extracting(SlotLanes.Call::key).containsExactly("d");
-
-		onConnectionThread[0] = true;
-		this.replies.get(1).complete(List.of(admitted(), admitted()));
-		this.replies.get(2).complete(List.of(admitted()));
-		onConnectionThread[0] = false;
-		assertThat(tasks).as("nothing waits: the replies schedule nothing").isEmpty();
+		try {
+			this.replies.get(index).complete(this.sent.get(index).stream().map(call -> admitted()).toList());
+		}
+		finally {
+			onConnectionThread[0] = false;
+		}
 	}
 
 	@Test
