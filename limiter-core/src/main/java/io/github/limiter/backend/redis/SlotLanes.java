@@ -54,9 +54,10 @@ import io.github.limiter.spi.BackendException;
  *
  * <p>A lane that serves few callers (at most {@link #MAX_CALLS_IN_FLIGHT} out at once, lately) sends what waits when
  * nothing is in flight as two batches, one right behind the other: the callers one reply answers call again together,
- * and as one batch they would leave Redis idle while this JVM answers them and this JVM idle while Redis decides.
- * With Redis on a core of its own, 8 callers made 1.00-1.03x the floor on 10,000 keys this way against 0.87-0.93x, and
- * 64 callers, where the lane never splits, what they made before (docs/benchmarks.md, "Two batches for few callers").
+ * and as one batch they would leave Redis idle while this JVM answers them and this JVM idle while Redis decides. With
+ * Redis on a core of its own, 8 callers on 10,000 keys made 1.00-1.03x the floor this way against 0.87-0.93x (means
+ * of six rounds), and 64 callers, where the lane never splits, what they made before (docs/benchmarks.md, "Two
+ * batches for few callers").
  *
  * <p>Lanes take no lock: a call joins the lane's queue, and whoever finds a free slot and nobody sending (a
  * compare-and-set) sends what the queue holds, in order. An idle lane (nothing in flight, waiting or being sent)
