@@ -52,18 +52,18 @@ import io.github.limiter.spi.BackendException;
  * Redis spent 24-40% less per decision (docs/benchmarks.md, "Batches taken on the connection's thread"). Before the
  * first such reply, and on clients without one, callers take and send batches themselves.
  *
- * <p>A lane that serves few callers (at most {@link #MAX_CALLS_IN_FLIGHT} out at once, lately) sends what waits when
- * nothing is in flight as two batches, one right behind the other: the callers one reply answers call again together,
- * and as one batch they would leave Redis idle while this JVM answers them and this JVM idle while Redis decides. With
- * Redis on a core of its own, 8 callers on 10,000 keys made 1.00-1.03x the floor this way against 0.87-0.93x (means
- * of six rounds), and 64 callers, where the lane never splits, what they made before (docs/benchmarks.md, "Two
- * batches for few callers").
+ * <p>A lane that serves few callers (at most {@link #MAX_CALLS_IN_FLIGHT} out at once, lately) and may have more
+ * than one batch in flight sends what waits when nothing is in flight as two batches, one right behind the other: the
+ * callers one reply answers call again together, and as one batch they would leave Redis idle while this JVM answers
+ * them and this JVM idle while Redis decides. With Redis on a core of its own, 8 callers on 10,000 keys made
+ * 1.00-1.03x the floor this way against 0.87-0.93x (means of six rounds), and 64 callers, where the lane never splits,
+ * what they made before (docs/benchmarks.md, "Two batches for few callers").
  *
  * <p>Lanes take no lock: a call joins the lane's queue, and whoever finds a free slot and nobody sending (a
- * compare-and-set) sends what the queue holds, in order. An idle lane (nothing in flight, waiting or being sent)
- * leaves the map; a caller that still reaches it is served by it all the same, so two lanes of one slot may briefly
- * both have calls in flight, which costs a little coalescing and may let calls that arrive at that very moment go out
- * in another order, never correctness (every script call is atomic and exact).
+ * compare-and-set) sends what the queue holds, in order. An idle lane (nothing in flight, waiting, being sent or
+ * being answered) leaves the map; a caller that still reaches it is served by it all the same, so two lanes of one slot
+ * may briefly both have calls in flight, which costs a little coalescing and may let calls that arrive at that very
+ * moment go out in another order, never correctness (every script call is atomic and exact).
  */
 final class SlotLanes {
 
@@ -201,10 +201,13 @@ final class SlotLanes {
 		while (!lane.waiting.isEmpty() && lane.free(max) && lane.sending.compareAndSet(false, true)) {
 			try {
 				List<Call> batch;
-				while (lane.free(max) && (batch = poll(lane, batchSize(lane, max))) != null) {
+				// At most one split per pass: a batch answered at once (a failure) leaves nothing in flight again.
+				int size = batchSize(lane, max);
+				while (lane.free(max) && (batch = poll(lane, size)) != null) {
 					lane.inFlight.incrementAndGet();
 					lane.callsInFlight.addAndGet(batch.size());
 					send(lane, batch);
+					size = this.maxBatch;
 				}
 			}
 			finally {
@@ -215,12 +218,14 @@ final class SlotLanes {
 	}
 
 	/**
-	 * Takes an idle lane (nothing in flight, waiting or being sent) out of the map. A caller that still holds it is
-	 * served by it all the same. (A lane whose calls another thread is about to send stays: the next calls of their
-	 * callers must queue behind them.)
+	 * Takes an idle lane (nothing in flight, waiting, being sent or being answered) out of the map. A caller that still
+	 * holds it is served by it all the same. (A lane whose calls another thread is about to send stays: the next calls
+	 * of their callers must queue behind them. A lane whose reply is being answered stays too: its callers call again
+	 * into the lane that knows how many they are.)
 	 */
 	private void leaveIfIdle(Lane lane) {
-		if (lane.inFlight.get() == 0 && lane.waiting.isEmpty() && !lane.sending.get() && !lane.scheduled.get()) {
+		if (lane.inFlight.get() == 0 && lane.waiting.isEmpty() && !lane.sending.get() && !lane.scheduled.get()
+				&& lane.answering.get() == 0) {
 			this.lanes.remove(lane.slot, lane);
 		}
 	}
@@ -264,9 +269,9 @@ final class SlotLanes {
 	 * answers the first one's callers. Both go out from this thread, in order, so calls keep their order.
 	 *
 	 * <p>With many callers the lane never splits: Redis is busy anyway, and smaller batches cost it more per decision.
-	 * The lane's crowd tells the two apart: the most callers it held at once (waiting, in flight, or being answered)
-	 * at any recent batch, less one per batch since, so that a moment with few calls out among many callers does not
-	 * count as few callers.
+	 * The lane's crowd tells the two apart: the most calls it had out at once (waiting, in flight, or being answered)
+	 * whenever it took what waits, less one each time since, so that a moment with few calls out among many callers
+	 * does not count as few callers. Asked once per pass of the sending thread, so at most one split per pass.
 	 */
 	private int batchSize(Lane lane, int max) {
 		int waiting = lane.size.get();
@@ -323,6 +328,7 @@ final class SlotLanes {
 			}
 			finally {
 				lane.answering.addAndGet(-batch.size());
+				leaveIfIdle(lane);
 			}
 		});
 		for (Call call : batch) {
@@ -454,8 +460,8 @@ final class SlotLanes {
 		final AtomicInteger answering = new AtomicInteger();
 
 		/**
-		 * The most calls out at once (waiting, in flight, being answered) at a recent batch, less one per batch since:
-		 * about how many callers the lane serves. Written only by the thread that takes batches.
+		 * The most calls out at once (waiting, in flight, being answered) when the lane took what waits, less one each
+		 * time since: about how many callers the lane serves. Read and written only while holding {@link #sending}.
 		 */
 		int crowd;
 

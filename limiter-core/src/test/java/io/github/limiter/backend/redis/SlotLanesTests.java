@@ -255,10 +255,39 @@ class SlotLanesTests {
 			runAll(tasks);
 			rounds++;
 		}
+		// The crowd was the twenty being answered and the four waiting, and it falls by one each time the lane takes
+		// what waits: it splits again at the bound.
 		assertThat(rounds).as("rounds of four callers before the lane split again")
-			.isBetween(2, SlotLanes.MAX_CALLS_IN_FLIGHT);
+			.isEqualTo(many + 4 - SlotLanes.MAX_CALLS_IN_FLIGHT);
 		assertThat(this.sent.get(this.sent.size() - 2)).hasSize(2);
 		assertThat(this.sent.get(this.sent.size() - 1)).hasSize(2);
+	}
+
+	@Test
+	void callersBeingAnsweredCountInTheCrowd() {
+		List<Runnable> tasks = new ArrayList<>();
+		boolean[] onConnectionThread = { false };
+		SlotLanes lanes = connectionLanes(tasks, onConnectionThread);
+		// Callers send (the connection's thread is not known yet): one batch in flight, the next twelve calls wait
+		// and go as one batch on its reply.
+		submit(lanes, "a");
+		for (int i = 0; i < 12; i++) {
+			submit(lanes, "b" + i);
+		}
+		this.replies.get(0).complete(List.of(admitted()));
+		assertThat(this.sent).hasSize(2);
+		assertThat(this.sent.get(1)).hasSize(12);
+
+		// Six more wait; the twelve are answered on the connection's thread, which sends the six before answering
+		// them: six waiting and twelve about to call again are eighteen callers, too many to split for.
+		for (int i = 0; i < 6; i++) {
+			submit(lanes, "c" + i);
+		}
+		replyOnTheConnectionsThread(1, onConnectionThread);
+		runAll(tasks);
+		assertThat(this.sent).hasSize(3);
+		assertThat(this.sent.get(2)).extracting(SlotLanes.Call::key)
+			.containsExactly("c0", "c1", "c2", "c3", "c4", "c5");
 	}
 
 	/**
