@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
@@ -43,6 +44,12 @@ class SlotLanesTests {
 
 	/** The keys of admissions that came back after their caller had stopped waiting. */
 	private final List<String> orphans = new CopyOnWriteArrayList<>();
+
+	/** Tasks handed to the client's writing thread of {@link #connectionLanes()}, which the test runs. */
+	private final List<Runnable> tasks = new ArrayList<>();
+
+	/** Whether a reply comes on that thread. */
+	private boolean onConnectionThread;
 
 	@Test
 	void callsArrivingWhileABatchIsInFlightWaitAndGoTogether() {
@@ -181,57 +188,53 @@ class SlotLanesTests {
 
 	@Test
 	void onceAReplyCameOnTheConnectionsThreadBatchesAreTakenThereAndGoOutWhateverIsInFlight() {
-		List<Runnable> tasks = new ArrayList<>();
-		boolean[] onConnectionThread = { false };
-		SlotLanes lanes = connectionLanes(tasks, onConnectionThread);
+		SlotLanes lanes = connectionLanes();
 
 		submit(lanes, "a");
 		assertThat(this.sent).as("no reply yet: the caller sends").hasSize(1);
-		replyOnTheConnectionsThread(0, onConnectionThread);
+		replyOnTheConnectionsThread(0);
 
 		submit(lanes, "b");
 		submit(lanes, "c");
 		submit(lanes, "d");
 		assertThat(this.sent).as("the calls wait for the connection's thread").hasSize(1);
-		assertThat(tasks).as("one task takes whatever arrived before it runs").hasSize(1);
-		runAll(tasks);
+		assertThat(this.tasks).as("one task takes whatever arrived before it runs").hasSize(1);
+		runAll(this.tasks);
 		assertThat(this.sent).hasSize(3);
 
 		submit(lanes, "e");
-		runAll(tasks);
+		runAll(this.tasks);
 		assertThat(this.sent).as("two batches in flight: e goes out all the same, behind them").hasSize(4);
 		assertThat(this.sent.get(3)).extracting(SlotLanes.Call::key).containsExactly("e");
 
 		for (int i = 1; i <= 3; i++) {
-			replyOnTheConnectionsThread(i, onConnectionThread);
+			replyOnTheConnectionsThread(i);
 		}
-		assertThat(tasks).as("nothing waits: the replies schedule nothing").isEmpty();
+		assertThat(this.tasks).as("nothing waits: the replies schedule nothing").isEmpty();
 	}
 
 	@Test
 	void withNothingInFlightTheCallsThatWaitGoAsTwoBatchesInTheirOrder() {
-		List<Runnable> tasks = new ArrayList<>();
-		boolean[] onConnectionThread = { false };
-		SlotLanes lanes = connectionLanes(tasks, onConnectionThread);
+		SlotLanes lanes = connectionLanes();
 		submit(lanes, "first");
-		replyOnTheConnectionsThread(0, onConnectionThread);
+		replyOnTheConnectionsThread(0);
 
 		for (int i = 0; i < 5; i++) {
 			submit(lanes, "b" + i);
 		}
-		runAll(tasks);
+		runAll(this.tasks);
 		// Redis decides the second batch while this JVM answers the first one's callers.
 		assertThat(this.sent).hasSize(3);
 		assertThat(this.sent.get(1)).extracting(SlotLanes.Call::key).containsExactly("b0", "b1", "b2");
 		assertThat(this.sent.get(2)).extracting(SlotLanes.Call::key).containsExactly("b3", "b4");
 
-		replyOnTheConnectionsThread(1, onConnectionThread);
-		replyOnTheConnectionsThread(2, onConnectionThread);
+		replyOnTheConnectionsThread(1);
+		replyOnTheConnectionsThread(2);
 		int many = SlotLanes.MAX_CALLS_IN_FLIGHT + 4;
 		for (int i = 0; i < many; i++) {
 			submit(lanes, "c" + i);
 		}
-		runAll(tasks);
+		runAll(this.tasks);
 		assertThat(this.sent).as("more than the bound of calls in flight: one batch").hasSize(4);
 		assertThat(this.sent.get(3)).hasSize(many);
 
@@ -239,8 +242,8 @@ class SlotLanesTests {
 		for (int i = 0; i < 4; i++) {
 			submit(lanes, "d" + i);
 		}
-		replyOnTheConnectionsThread(3, onConnectionThread);
-		runAll(tasks);
+		replyOnTheConnectionsThread(3);
+		runAll(this.tasks);
 		assertThat(this.sent).as("after a crowd of callers: what waits goes as one batch").hasSize(5);
 		assertThat(this.sent.get(4)).hasSize(4);
 
@@ -251,8 +254,8 @@ class SlotLanesTests {
 			for (int i = 0; i < 4; i++) {
 				submit(lanes, "e" + rounds + "-" + i);
 			}
-			replyOnTheConnectionsThread(last, onConnectionThread);
-			runAll(tasks);
+			replyOnTheConnectionsThread(last);
+			runAll(this.tasks);
 			rounds++;
 		}
 		// The crowd was the twenty being answered and the four waiting, and it falls by one each time the lane takes
@@ -265,9 +268,7 @@ class SlotLanesTests {
 
 	@Test
 	void callersBeingAnsweredCountInTheCrowd() {
-		List<Runnable> tasks = new ArrayList<>();
-		boolean[] onConnectionThread = { false };
-		SlotLanes lanes = connectionLanes(tasks, onConnectionThread);
+		SlotLanes lanes = connectionLanes();
 		// Callers send (the connection's thread is not known yet): one batch in flight, the next twelve calls wait
 		// and go as one batch on its reply.
 		submit(lanes, "a");
@@ -283,37 +284,30 @@ class SlotLanesTests {
 		for (int i = 0; i < 6; i++) {
 			submit(lanes, "c" + i);
 		}
-		replyOnTheConnectionsThread(1, onConnectionThread);
-		runAll(tasks);
+		replyOnTheConnectionsThread(1);
+		runAll(this.tasks);
 		assertThat(this.sent).hasSize(3);
 		assertThat(this.sent.get(2)).extracting(SlotLanes.Call::key)
 			.containsExactly("c0", "c1", "c2", "c3", "c4", "c5");
 	}
 
 	/**
-	 * Lanes whose client's writing thread is the given list of tasks, which the test runs; a reply comes on that thread
+	 * Lanes whose client's writing thread is {@link #tasks}, which the test runs; a reply comes on that thread
 	 * while the flag is set. One batch in flight while callers send, four on that thread.
 	 */
-	private SlotLanes connectionLanes(List<Runnable> tasks, boolean[] onConnectionThread) {
-		Executor connection = tasks::add;
-		return new SlotLanes(batch -> {
-			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
-			this.senders.add(Thread.currentThread());
-			this.sent.add(batch);
-			this.replies.add(reply);
-			return reply;
-		}, key -> 0, 64, 4096, () -> 1, (call, decision) -> {
-		}, () -> onConnectionThread[0] ? connection : null, 4);
+	private SlotLanes connectionLanes() {
+		Executor connection = this.tasks::add;
+		return recordingLanes(1, () -> this.onConnectionThread ? connection : null);
 	}
 
 	/** Admits every call of the batch sent {@code index}-th, on the connection's thread. */
-	private void replyOnTheConnectionsThread(int index, boolean[] onConnectionThread) {
-		onConnectionThread[0] = true;
+	private void replyOnTheConnectionsThread(int index) {
+		this.onConnectionThread = true;
 		try {
 			this.replies.get(index).complete(this.sent.get(index).stream().map(call -> admitted()).toList());
 		}
 		finally {
-			onConnectionThread[0] = false;
+			this.onConnectionThread = false;
 		}
 	}
 
@@ -405,13 +399,18 @@ class SlotLanesTests {
 
 	/** Lanes whose batches, replies, senders and orphans this test records; the test completes the replies. */
 	private SlotLanes recordingLanes(int maxInFlight) {
+		return recordingLanes(maxInFlight, () -> null);
+	}
+
+	/** The same, with the client's writing thread as the given supplier tells it on a reply's thread. */
+	private SlotLanes recordingLanes(int maxInFlight, Supplier<Executor> connectionThread) {
 		return new SlotLanes(batch -> {
 			CompletableFuture<List<Decision>> reply = new CompletableFuture<>();
 			this.senders.add(Thread.currentThread());
 			this.sent.add(batch);
 			this.replies.add(reply);
 			return reply;
-		}, key -> 0, 64, 4096, () -> maxInFlight, (call, decision) -> this.orphans.add(call.key()), () -> null, 4);
+		}, key -> 0, 64, 4096, () -> maxInFlight, (call, decision) -> this.orphans.add(call.key()), connectionThread, 4);
 	}
 
 	private CompletableFuture<Decision> submit(SlotLanes lanes, String key) {
