@@ -1,6 +1,7 @@
 package io.github.limiter.benchmarks;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import com.github.benmanes.caffeine.cache.Cache;
@@ -16,8 +17,13 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
+import io.github.limiter.Limit;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.TimeSource;
+import io.github.limiter.algorithm.FixedWindow;
+import io.github.limiter.algorithm.LeakyBucket;
+import io.github.limiter.algorithm.SlidingWindowCounter;
+import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.algorithm.TokenBucket;
 import io.github.limiter.backend.local.LocalBackend;
 
@@ -30,6 +36,11 @@ import io.github.limiter.backend.local.LocalBackend;
  * bounded Caffeine cache, as applications (and Bucket4j's Spring Boot starter) hold one per user. The
  * {@code limiterTicking} benchmarks decide on {@link TimeSource#ticking()}, a clock reading refreshed by a thread
  * (no clock read when a call is admitted); the others on the system clock, read for every decision.
+ *
+ * <p>The {@code Mixed} benchmarks decide the same bucket in a JVM that has also decided the other algorithms on the
+ * same backend, as an application with several kinds of limits does: the compiler then sees several classes where a
+ * decision asks its limit, and what it can keep off the heap is what such an application gets. The others measure a
+ * JVM that only ever decides one token bucket, the best case.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -108,6 +119,16 @@ public class LocalDecisionBenchmark {
 	}
 
 	@Benchmark
+	public boolean limiterTickingMixed(Mixed mixed) {
+		return mixed.limiter.acquire(mixed.bucket, "k").allowed();
+	}
+
+	@Benchmark
+	public boolean limiterTickingTryAcquireMixed(Mixed mixed) {
+		return mixed.limiter.tryAcquire(mixed.bucket, "k");
+	}
+
+	@Benchmark
 	public boolean guava() {
 		return this.guava.tryAcquire();
 	}
@@ -130,6 +151,37 @@ public class LocalDecisionBenchmark {
 	@Benchmark
 	public boolean resilience4jPerKey() {
 		return this.resilience4jPerKey.get("k", key -> this.resilience4j).acquirePermission();
+	}
+
+	/**
+	 * A ticking backend that has decided every algorithm, each on a few keys, 300,000 times over, interleaved with
+	 * the bucket measured, before the measurement starts.
+	 */
+	@State(Scope.Benchmark)
+	public static class Mixed {
+
+		private RateLimiter limiter;
+
+		private TokenBucket bucket;
+
+		@Setup
+		public void setUp() {
+			this.limiter = RateLimiter.of(LocalBackend.create(TimeSource.ticking(), LocalBackend.DEFAULT_MAX_KEYS));
+			this.bucket = TokenBucket.of("bench", 1_000_000_000L, 1_000_000_000L, Duration.ofSeconds(1));
+			List<Limit> others = List.of(FixedWindow.of("fixed", 1_000_000_000L, Duration.ofSeconds(1)),
+					SlidingWindowCounter.of("counter", 1_000_000_000L, Duration.ofSeconds(1)),
+					LeakyBucket.nodelay("leaky", 1_000_000, Duration.ofSeconds(1), 1_000),
+					TokenBucket.of("warming", 1_000, 1_000_000, Duration.ofSeconds(1)).withWarmup(Duration.ofSeconds(1)),
+					SlidingWindowLog.of("log", 100, Duration.ofMillis(10)));
+			for (int i = 0; i < 300_000; i++) {
+				Limit other = others.get(i % others.size());
+				this.limiter.tryAcquire(other, "k" + (i % 7));
+				this.limiter.acquire(other, "k" + (i % 7));
+				this.limiter.tryAcquire(this.bucket, "k");
+				this.limiter.acquire(this.bucket, "k");
+			}
+		}
+
 	}
 
 }
