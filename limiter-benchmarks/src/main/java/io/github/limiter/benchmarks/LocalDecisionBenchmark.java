@@ -72,7 +72,7 @@ public class LocalDecisionBenchmark {
 		this.resilience4jPerKey = Caffeine.newBuilder().maximumSize(LocalBackend.DEFAULT_MAX_KEYS).build();
 		this.limiter = RateLimiter.of(LocalBackend.create());
 		this.ticking = RateLimiter.of(LocalBackend.create(TimeSource.ticking(), LocalBackend.DEFAULT_MAX_KEYS));
-		this.bucket = TokenBucket.of("bench", 1_000_000_000L, 1_000_000_000L, Duration.ofSeconds(1));
+		this.bucket = neverDry();
 		this.empty = TokenBucket.of("empty", 1, Duration.ofHours(1));
 		this.limiter.tryAcquire(this.empty, "k");
 		this.ticking.tryAcquire(this.empty, "k");
@@ -153,6 +153,11 @@ public class LocalDecisionBenchmark {
 		return this.resilience4jPerKey.get("k", key -> this.resilience4j).acquirePermission();
 	}
 
+	/** The bucket every limiter benchmark decides: a billion a second, so that it never runs dry. */
+	private static TokenBucket neverDry() {
+		return TokenBucket.of("bench", 1_000_000_000L, 1_000_000_000L, Duration.ofSeconds(1));
+	}
+
 	/**
 	 * A ticking backend that has decided every algorithm, each on a few keys, 300,000 times over, interleaved with
 	 * the bucket measured, before the measurement starts.
@@ -167,7 +172,7 @@ public class LocalDecisionBenchmark {
 		@Setup
 		public void setUp() {
 			this.limiter = RateLimiter.of(LocalBackend.create(TimeSource.ticking(), LocalBackend.DEFAULT_MAX_KEYS));
-			this.bucket = TokenBucket.of("bench", 1_000_000_000L, 1_000_000_000L, Duration.ofSeconds(1));
+			this.bucket = neverDry();
 			List<Limit> others = List.of(FixedWindow.of("fixed", 1_000_000_000L, Duration.ofSeconds(1)),
 					SlidingWindowCounter.of("counter", 1_000_000_000L, Duration.ofSeconds(1)),
 					LeakyBucket.nodelay("leaky", 1_000_000, Duration.ofSeconds(1), 1_000),
