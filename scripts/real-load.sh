@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real-load check: three instances of the sample application on one Redis, each under wrk with 16 connections
 # on POST /seckill/<random sku> for 30 s, which puts a 2-core machine far past saturation. Per run it reports the
-# orders admitted by the three together (the global limit of 50 per second bounds them: its burst of 10, then 50 per
+# orders admitted by the three together (the global limit of 50 per second bounds them: its burst of 50, then 50 per
 # second since the first order), the requests per second and p99 of each instance, and how many decisions the guard
 # answered by its failure policy (the count its WARN lines give), which is what a busy JVM costs.
 # Needs wrk and redis-server (apt-get install wrk redis-server). Usage:
