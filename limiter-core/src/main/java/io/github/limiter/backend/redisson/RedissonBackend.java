@@ -77,13 +77,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 	private RedissonBackend(Builder builder) {
 		this.redisson = builder.redisson;
 		this.tokenBucketMode = Objects.requireNonNull(builder.tokenBucketMode, "token bucket mode must not be null");
-		RedisScriptBackend.Builder scripts = RedisScriptBackend.builder(new RedissonScriptExecutor(builder.redisson))
-			.keyPrefix(builder.keyPrefix);
-		scripts.coalesce(builder.coalesce).denialCacheSize(builder.denialCacheSize);
-		if (builder.testClock != null) {
-			scripts.testClock(builder.testClock);
-		}
-		this.scripts = scripts.build();
+		this.scripts = builder.scripts.build();
 	}
 
 	/**
@@ -377,18 +371,14 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 
 		private final RedissonClient redisson;
 
-		private String keyPrefix = "limiter:";
+		/** What scripted limits are built with: the settings both backends share are set there, once. */
+		private final RedisScriptBackend.Builder scripts;
 
 		private TokenBucketMode tokenBucketMode = TokenBucketMode.SCRIPT;
 
-		private boolean coalesce = true;
-
-		private int denialCacheSize = RedisScriptBackend.DEFAULT_DENIAL_CACHE_SIZE;
-
-		private TimeSource testClock;
-
 		private Builder(RedissonClient redisson) {
 			this.redisson = redisson;
+			this.scripts = RedisScriptBackend.builder(new RedissonScriptExecutor(redisson));
 		}
 
 		/**
@@ -397,7 +387,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		 * @return this builder
 		 */
 		public Builder keyPrefix(String keyPrefix) {
-			this.keyPrefix = keyPrefix;
+			this.scripts.keyPrefix(keyPrefix);
 			return this;
 		}
 
@@ -412,13 +402,13 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		}
 
 		/**
-		 * Whether scripted decisions in flight at once on one key are sent together ({@code true} by default); see
+		 * Whether scripted decisions in flight at once are sent together ({@code true} by default); see
 		 * {@link RedisScriptBackend.Builder#coalesce(boolean)}.
 		 * @param coalesce {@code false} to send every decision by itself
 		 * @return this builder
 		 */
 		public Builder coalesce(boolean coalesce) {
-			this.coalesce = coalesce;
+			this.scripts.coalesce(coalesce);
 			return this;
 		}
 
@@ -430,10 +420,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		 * @return this builder
 		 */
 		public Builder denialCacheSize(int size) {
-			if (size < 0) {
-				throw new IllegalArgumentException("denial cache size must be 0 (off) or positive, not " + size);
-			}
-			this.denialCacheSize = size;
+			this.scripts.denialCacheSize(size);
 			return this;
 		}
 
@@ -444,7 +431,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		 * @return this builder
 		 */
 		public Builder testClock(TimeSource clock) {
-			this.testClock = clock;
+			this.scripts.testClock(clock);
 			return this;
 		}
 
