@@ -108,6 +108,8 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		return switch (limited.shape()) {
 			case REACTIVE -> ReactiveRateLimits.limit(this, invocation, limited, targetClass);
 			case STAGE -> limitStage(invocation, limited, targetClass);
+			case ASYNC_STAGE -> (REACTOR_PRESENT && ReactiveRateLimits.onNonBlockingThread())
+					? limitStage(invocation, limited, targetClass) : limitStageHere(invocation, limited, targetClass);
 			case PLAIN -> limitPlain(invocation, limited, targetClass);
 		};
 	}
@@ -217,6 +219,36 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			}
 		});
 		return result;
+	}
+
+	/**
+	 * Decides a {@code CompletionStage} method on the current thread, which may wait, and runs it there: the thread of
+	 * an {@code @Async} method's executor, whose interceptor waits for the stage this returns.
+	 */
+	private Object limitStageHere(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass) {
+		Call call;
+		try {
+			call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, caller(limited));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+		Admission admission;
+		try {
+			admission = await(admit(call));
+			if (admission.rejection() == null && admission.delayNanos() > 0) {
+				// A queueing leaky bucket admitted the call on condition that it waits for its turn.
+				TimeUnit.NANOSECONDS.sleep(admission.delayNanos());
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return CompletableFuture.failedFuture(ex);
+		}
+		catch (Throwable failure) {
+			return CompletableFuture.failedFuture(failure);
+		}
+		return proceedStage(invocation, call, admission);
 	}
 
 	/**

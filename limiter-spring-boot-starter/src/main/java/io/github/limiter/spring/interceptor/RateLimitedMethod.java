@@ -53,7 +53,7 @@ public final class RateLimitedMethod {
 		this.unnamed = Set.copyOf(unnamed);
 		this.fallback = fallback;
 		this.parameterNames = parameterNames;
-		this.shape = Shape.of(method.getReturnType());
+		this.shape = Shape.of(method, targetClass);
 		this.mayWait = this.operations.stream()
 			.anyMatch(operation -> !operation.maxWait().isZero() || (operation.limit() instanceof LeakyBucket bucket
 					&& !bucket.nodelay() && bucket.capacity() > 1));
@@ -93,20 +93,49 @@ public final class RateLimitedMethod {
 		/** A {@code CompletionStage}: the method runs once the decision arrives, in the caller's context. */
 		STAGE,
 
+		/**
+		 * The {@code CompletionStage} of an {@code @Async} method. The call already runs on the async executor's
+		 * thread, where Spring's async interceptor waits for the stage that the rest of the call returns: the
+		 * decision is awaited there and the method runs there. Handed to the continuation executor (by default the
+		 * same pool), the method would queue behind the very threads that wait for it, and a full pool would wait
+		 * for ever. Called on a non-blocking thread (async execution not enabled), it is taken as a {@link #STAGE}.
+		 */
+		ASYNC_STAGE,
+
 		/** A reactive type known to Spring's {@code ReactiveAdapterRegistry}: decided when subscribed. */
 		REACTIVE;
 
 		private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
 				Shape.class.getClassLoader());
 
-		static Shape of(Class<?> returnType) {
+		/** Spring's async support runs methods with these on an executor (EJB's when it is present). */
+		private static final List<String> ASYNC_ANNOTATIONS = List.of("org.springframework.scheduling.annotation.Async",
+				"jakarta.ejb.Asynchronous");
+
+		static Shape of(Method method, Class<?> targetClass) {
+			Class<?> returnType = method.getReturnType();
 			if (CompletionStage.class.isAssignableFrom(returnType)) {
-				return STAGE;
+				return runsAsync(method, targetClass) ? ASYNC_STAGE : STAGE;
 			}
 			if (REACTOR_PRESENT && ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null) {
 				return REACTIVE;
 			}
 			return PLAIN;
+		}
+
+		/**
+		 * Whether Spring's async support runs the method on an executor: {@code @Async} (or EJB's
+		 * {@code @Asynchronous}, which Spring also honours) on the method or on its class, read by name.
+		 */
+		private static boolean runsAsync(Method method, Class<?> targetClass) {
+			Class<?> type = (targetClass != null) ? ClassUtils.getUserClass(targetClass) : method.getDeclaringClass();
+			for (String async : ASYNC_ANNOTATIONS) {
+				if (MergedAnnotations.from(method, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY).isPresent(async)
+						|| MergedAnnotations.from(type, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY).isPresent(async)) {
+					return true;
+				}
+			}
+			return false;
 		}
 
 	}
