@@ -484,6 +484,16 @@ final class RateLimitAnnotationParser {
 				}
 			}
 		}
+		// A class's limit that covers none of its methods (handlers written package-private, as controllers often
+		// are) would limit nothing, silently.
+		if (classLimited && java.util.Arrays.stream(type.getMethods())
+			.noneMatch(method -> method.getDeclaringClass() != Object.class && !method.isSynthetic()
+					&& coveredByClassLimit(method))) {
+			throw new IllegalStateException("Invalid @RateLimit on class " + type.getName() + ": it applies to every"
+					+ " public instance method, and the class has none (its package-private and protected methods are"
+					+ " not covered), so the limit would never apply; make the methods to limit public, or annotate"
+					+ " them one by one");
+		}
 	}
 
 	/** Every interface the class implements, directly, through its superclasses or through other interfaces. */

@@ -294,6 +294,33 @@ class StartupFailureTests {
 				+ " methods one by one");
 	}
 
+	@Test
+	void aClassLimitThatCoversNoMethodFailsStartup() {
+		assertStartupFails(ClassLimitedWithoutPublicMethods.class, "Invalid @RateLimit on class "
+				+ ClassLimitedWithoutPublicMethods.class.getName() + ": it applies to every public instance method, and"
+				+ " the class has none (its package-private and protected methods are not covered), so the limit would"
+				+ " never apply; make the methods to limit public, or annotate them one by one");
+	}
+
+	/** A controller's handlers are often package-private: a class limit does not cover them. */
+	@RateLimit(max = "1", window = "1m")
+	static class ClassLimitedWithoutPublicMethods {
+
+		String hello() {
+			return "hello";
+		}
+
+		protected String bye() {
+			return "bye";
+		}
+
+		@Override
+		public String toString() {
+			return "ClassLimitedWithoutPublicMethods";
+		}
+
+	}
+
 	@RateLimit(max = "1", window = "1m")
 	static class ClassLimitedWithFinalMethod {
 
