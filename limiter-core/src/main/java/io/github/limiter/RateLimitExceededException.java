@@ -22,10 +22,29 @@ public class RateLimitExceededException extends RuntimeException {
 	 * @param requests the limits decided, in the order of the decision's parts
 	 */
 	public RateLimitExceededException(Decision decision, List<LimitRequest> requests) {
-		super("Rate limit '" + Objects.requireNonNull(decision, "decision must not be null").limitName()
-				+ "' exceeded; retry after " + decision.retryAfter().toMillis() + " ms");
+		super("Rate limit '" + Objects.requireNonNull(decision, "decision must not be null").limitName() + "' "
+				+ reason(decision) + "; retry after " + decision.retryAfter().toMillis() + " ms");
 		this.decision = decision;
 		this.requests = List.copyOf(requests);
+	}
+
+	/**
+	 * Why the call was rejected, as the message and a web answer's detail say it: the limit had no room
+	 * ({@code "exceeded"}); or its store could not answer in time and the failure policy rejected the call, which
+	 * says nothing of the room left; or, its store being down, this instance's share of the limit had no room, which
+	 * says nothing of what the caller used of the whole limit.
+	 * @return the reason, to follow the limit's name
+	 */
+	public String getReason() {
+		return reason(this.decision);
+	}
+
+	private static String reason(Decision decision) {
+		return switch (decision.origin()) {
+			case UNDECIDED, FAIL_CLOSED -> "could not be checked in time";
+			case LOCAL_FALLBACK -> "exceeded for this instance's share while the limit's store is down";
+			default -> "exceeded";
+		};
 	}
 
 	/**

@@ -38,7 +38,7 @@ public class RateLimitExceptionHandler {
 		Decision decision = exception.getDecision();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS,
-				"Rate limit '" + decision.limitName() + "' " + why(decision) + "; retry in " + retryAfter + " s.");
+				"Rate limit '" + decision.limitName() + "' " + exception.getReason() + "; retry in " + retryAfter + " s.");
 		problem.setTitle("Too Many Requests");
 		problem.setProperty("limit", decision.limitName());
 		problem.setProperty("retryAfterSeconds", retryAfter);
@@ -51,21 +51,6 @@ public class RateLimitExceptionHandler {
 				.header(RateLimitHeaders.RATE_LIMIT, RateLimitHeaders.rateLimit(decision, exception.getRequests()));
 		}
 		return response.contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
-	}
-
-	/**
-	 * Why the call was rejected: the limit had no room; or its store could not say in time and the failure policy
-	 * rejected the call, which says nothing of the room left (the {@code RateLimit} field then reads {@code r=0}: no
-	 * permit can be had before the retry); or, its store being down, this instance's share of the limit had no room,
-	 * which says nothing of what the caller used of the whole limit (a share may hold nothing at all: three instances
-	 * cannot share one message a day).
-	 */
-	private static String why(Decision decision) {
-		return switch (decision.origin()) {
-			case UNDECIDED, FAIL_CLOSED -> "could not be checked in time";
-			case LOCAL_FALLBACK -> "exceeded for this instance's share while the limit's store is down";
-			default -> "exceeded";
-		};
 	}
 
 	/**
