@@ -75,12 +75,10 @@ public final class RateLimiterAutoConfiguration {
 
 	/**
 	 * Puts a deadline, a circuit breaker and the failure policy around a shared backend; the local backend needs none.
+	 * The failure settings are checked on every backend, so that a bad one fails startup before it is first used.
 	 */
 	private static RateLimiterBackend guard(RateLimiterBackend backend, RateLimiterProperties properties,
 			RateLimitOperationSource source) {
-		if (backend instanceof LocalBackend || backend instanceof GuardedBackend) {
-			return backend;
-		}
 		RateLimiterProperties.Failure failure = properties.getFailure();
 		FailurePolicy fallback = failure.getPolicy();
 		Integer instances = failure.getExpectedInstances();
@@ -98,11 +96,16 @@ public final class RateLimiterAutoConfiguration {
 			throw new IllegalStateException("Invalid limiter.failure.deadline = '" + deadline + "': must not exceed "
 					+ "limiter.failure.max-deadline = '" + maxDeadline + "' (the deadline adapts between the two)");
 		}
+		Duration openDuration = positive("limiter.failure.open-duration", failure.getOpenDuration());
+		Duration heartbeat = positive("limiter.failure.heartbeat", failure.getHeartbeat());
+		if (backend instanceof LocalBackend || backend instanceof GuardedBackend) {
+			return backend;
+		}
 		return GuardedBackend.builder(backend)
 			.deadline(deadline)
 			.maxDeadline(maxDeadline)
-			.openDuration(positive("limiter.failure.open-duration", failure.getOpenDuration()))
-			.heartbeat(positive("limiter.failure.heartbeat", failure.getHeartbeat()))
+			.openDuration(openDuration)
+			.heartbeat(heartbeat)
 			.expectedInstances((instances != null) ? instances : 0)
 			.localMaxKeys(properties.getLocal().getMaxKeys())
 			.failurePolicy(requests -> strictest(requests, source, fallback))

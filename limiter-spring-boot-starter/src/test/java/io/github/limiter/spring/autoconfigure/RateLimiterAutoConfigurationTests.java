@@ -255,6 +255,18 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
+	void aBadFailurePropertyFailsAtStartupOnTheLocalBackendToo() {
+		// Checked before a shared backend first uses it: switching limiter.backend must not reveal it then.
+		this.runner.withPropertyValues("limiter.backend=local", "limiter.failure.deadline=-1s")
+			.run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+				.hasMessage("Invalid limiter.failure.deadline = 'PT-1S': must be a positive duration"));
+		this.runner.withPropertyValues("limiter.backend=local", "limiter.failure.expected-instances=-3")
+			.run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+				.hasMessage("Invalid limiter.failure.expected-instances = '-3': must be positive (leave it unset to "
+						+ "count the instances)"));
+	}
+
+	@Test
 	void aDeadlineAboveTheMaxDeadlineFailsAtStartupNamingBoth() {
 		this.runner.withBean(RedisConnectionFactory.class, () -> new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
