@@ -38,7 +38,8 @@ public class RateLimitExceptionHandler {
 		Decision decision = exception.getDecision();
 		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
 		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS,
-				"Rate limit '" + decision.limitName() + "' " + exception.getReason() + "; retry in " + retryAfter + " s.");
+				"Rate limit '" + decision.limitName() + "' " + exception.getReason() + "; retry in " + retryAfter
+						+ " s.");
 		problem.setTitle("Too Many Requests");
 		problem.setProperty("limit", decision.limitName());
 		problem.setProperty("retryAfterSeconds", retryAfter);
