@@ -323,14 +323,26 @@ public class RateLimitersEndpoint {
 	private KeyState state(Limit limit, String key) {
 		RateLimiterBackend backend = this.rateLimiter.backend();
 		RateLimiterBackend store = (backend instanceof GuardedBackend guarded) ? guarded.delegate() : backend;
-		List<LimitRequest> requests = List.of(request(limit, key));
+		Decision check = check(store, request(limit, key), limit, key);
+		// A check reports what would remain after one more call; the state is what remains now.
+		long available = check.allowed() ? check.remaining() + 1 : check.remaining();
+		// The key is full again when a call of its whole capacity would fit: a check of that cost says when, on every
+		// algorithm (the check of one permit would count, in its reset-after, the permit it only pretended to take: a
+		// bucket one interval more, a sliding log a whole window).
+		long resetAfter = (available >= limit.capacity()) ? 0
+				: check(store, new LimitRequest(limit, key, limit.capacity()), limit, key).retryAfter().toMillis();
+		return new KeyState(limit.name(), key, limit.capacity(), available, resetAfter, check.retryAfter().toMillis());
+	}
+
+	/** A check of one request, asked of the store within {@value #READ_TIMEOUT_MILLIS} ms. */
+	private static Decision check(RateLimiterBackend store, LimitRequest request, Limit limit, String key) {
+		List<LimitRequest> requests = List.of(request);
 		// A store that blocks its caller (Jedis) is asked on a thread of its own, so that the wait stays bounded here.
 		CompletableFuture<Decision> asked = store.blocksCaller()
 				? CompletableFuture.supplyAsync(() -> store.decide(requests, Operation.CHECK), READS)
 				: store.decideAsync(requests, Operation.CHECK).toCompletableFuture();
-		Decision check;
 		try {
-			check = asked.get(READ_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+			return asked.get(READ_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
 		}
 		catch (TimeoutException ex) {
 			throw new BackendException("could not read " + limit.name() + " for '" + key + "'",
@@ -343,11 +355,6 @@ public class RateLimitersEndpoint {
 			Thread.currentThread().interrupt();
 			throw new BackendException("interrupted while reading " + limit.name() + " for '" + key + "'", ex);
 		}
-		// A check reports what would remain after one more call; the state is what remains now.
-		long available = check.allowed() ? check.remaining() + 1 : check.remaining();
-		// A full key has nothing to refill; the check's reset-after would count the permit it only pretended to take.
-		long resetAfter = (available >= limit.capacity()) ? 0 : check.resetAfter().toMillis();
-		return new KeyState(limit.name(), key, limit.capacity(), available, resetAfter, check.retryAfter().toMillis());
 	}
 
 	/** The declared limits, then those used in code under other names. */
