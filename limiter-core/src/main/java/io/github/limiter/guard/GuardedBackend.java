@@ -478,10 +478,11 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	/**
 	 * Whether a count of instances stands. A higher one stands at once (smaller local shares can only admit less). A
-	 * lower one stands once the counts have stayed lower for an instance's time to live: after Redis was frozen or
-	 * restarted, the first instance to announce itself again finds the others' announcements expired and counts
-	 * itself alone until they announce themselves in the next heartbeat, and an outage meanwhile must not give it
-	 * the whole of every limit.
+	 * lower one stands once the counts have stayed lower for as long as a live instance may go without announcing
+	 * itself: an instance's time to live, plus an open period of the circuit, during which an instance only probes
+	 * (and announces itself) when the period ends. After Redis was frozen or restarted, the first instance whose
+	 * circuit closes finds the others' announcements expired and counts itself alone until they announce themselves,
+	 * each at the end of its own open period, and an outage meanwhile must not give it the whole of every limit.
 	 */
 	private boolean counted(int count, long now) {
 		if (count >= this.liveInstances.get()) {
@@ -493,7 +494,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			this.lowerSince = now;
 			return false;
 		}
-		if (now - since < instanceTtl().toNanos()) {
+		if (now - since < instanceTtl().plus(this.openDuration).toNanos()) {
 			return false;
 		}
 		this.lowerSince = 0;

@@ -505,8 +505,10 @@ class GuardedBackendIntegrationTests {
 			throws Exception {
 		// The counts Redis answers: 3 instances, then (Redis back from a freeze, the others' announcements expired) 1,
 		// then 3 again as the others announce themselves; later one instance really leaves.
+		// The lone count lasts 12 heartbeats, four times an announcement's life: the others' circuits were still open
+		// (they announce themselves when their open period ends), so it must not stand before that.
 		java.util.concurrent.BlockingQueue<Integer> counts = new java.util.concurrent.LinkedBlockingQueue<>(
-				List.of(3, 3, 1, 3, 3));
+				List.of(3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3));
 		java.util.concurrent.atomic.AtomicInteger lowest = new java.util.concurrent.atomic.AtomicInteger(3);
 		RateLimiterBackend local = io.github.limiter.backend.local.LocalBackend.create();
 		class Registry implements RateLimiterBackend, io.github.limiter.spi.InstanceRegistry {
@@ -540,6 +542,7 @@ class GuardedBackendIntegrationTests {
 		}
 		GuardedBackend guarded = GuardedBackend.builder(new Registry())
 			.heartbeat(Duration.ofMillis(20))
+			.openDuration(Duration.ofSeconds(5))
 			.failurePolicy(requests -> FailurePolicy.LOCAL)
 			.build();
 		while (!counts.isEmpty()) {
