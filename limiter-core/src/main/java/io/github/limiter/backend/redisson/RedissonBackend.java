@@ -197,17 +197,24 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		return new RateLimiterConfig(type, intervalMillis, bucket.capacity());
 	}
 
-	/** Makes the stored rate of a key the configured one, once per key and JVM. */
+	/**
+	 * Makes the stored rate of a key the configured one, once per key and JVM. A per-instance bucket whose rate this
+	 * JVM used before also has its own count taken over to the new rate, even when another instance stored the rate
+	 * first: Redisson's update in place recounts only the calling client's permits, and a count left from a higher
+	 * rate would be spent in full under the lower one.
+	 */
 	private CompletionStage<Void> ensureRate(RRateLimiter limiter, RateLimiterConfig wanted) {
 		String name = limiter.getName();
 		RateLimiterConfig known = this.configured.get(name);
 		if (known != null && sameRate(known, wanted)) {
 			return CompletableFuture.completedFuture(null);
 		}
+		boolean ownCountToRecount = known != null && wanted.getRateType() == RateType.PER_CLIENT;
 		Duration interval = Duration.ofMillis(wanted.getRateInterval());
 		return limiter.trySetRateAsync(wanted.getRateType(), wanted.getRate(), interval, interval)
 			.thenCompose(created -> created ? CompletableFuture.completedFuture(null) : limiter.getConfigAsync()
-				.thenCompose(stored -> sameRate(stored, wanted) ? CompletableFuture.completedFuture(null)
+				.thenCompose(stored -> (sameRate(stored, wanted) && !ownCountToRecount)
+						? CompletableFuture.completedFuture(null)
 						: limiter.setRateAsync(RateLimiterArgs.of(wanted.getRateType(), wanted.getRate(), interval)
 							.keepAliveTime(interval)
 							.keepState(true))))

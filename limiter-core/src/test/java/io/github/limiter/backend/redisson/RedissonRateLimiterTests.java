@@ -87,6 +87,28 @@ class RedissonRateLimiterTests {
 	}
 
 	@Test
+	void aLoweredRateHoldsForTheOwnBucketOfEveryInstance() {
+		RateLimiter first = limiter(redisson);
+		RateLimiter second = limiter(otherInstance);
+		Limit five = TokenBucket.of("lowered", 5, Duration.ofMinutes(1)).withScope(Limit.Scope.PER_INSTANCE);
+		Limit two = TokenBucket.of("lowered", 2, Duration.ofMinutes(1)).withScope(Limit.Scope.PER_INSTANCE);
+		assertThat(first.acquire(five, "k").allowed()).isTrue();
+		assertThat(second.acquire(five, "k").allowed()).isTrue();
+		// Retuned to 2 a minute: each instance has taken one of its two. The first stores the new rate; the second
+		// finds it stored, and its own count must still be taken over to it.
+		assertThat(admitted(first, two, 10)).isEqualTo(1);
+		assertThat(admitted(second, two, 10)).isEqualTo(1);
+	}
+
+	private static int admitted(RateLimiter limiter, Limit limit, int calls) {
+		int admitted = 0;
+		for (int i = 0; i < calls; i++) {
+			admitted += limiter.acquire(limit, "k").allowed() ? 1 : 0;
+		}
+		return admitted;
+	}
+
+	@Test
 	void everyKeyExpires() {
 		limiter(redisson).acquire(TokenBucket.of("expiring", 3, Duration.ofSeconds(30)), "k");
 		RKeys keys = redisson.getKeys();
