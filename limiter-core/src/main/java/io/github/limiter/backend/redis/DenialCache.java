@@ -14,7 +14,8 @@ import io.github.limiter.Limit;
  * only as time passes, and the retry time is exactly when enough have come back for {@code c}; other instances can
  * only take more. So until {@code t}, Redis would reject every call of cost {@code c} on that key, with the same
  * retry time, and that is the only answer this cache gives. Calls with another cost or another limit object, and
- * every call after {@code t}, go to Redis.
+ * every call after {@code t}, go to Redis; the first of another cost or limit makes the key be forgotten, since it may
+ * consume on the key.
  *
  * <p>Two things can give permits back early: a refund (a multi-limit decision across Redis Cluster slots, or next to
  * a Redisson {@code RRateLimiter}, that takes permits and returns them when another part rejects) and a reset. So
@@ -78,6 +79,8 @@ final class DenialCache {
 			return null;
 		}
 		if (cost != denial.cost || !limit.equals(denial.limit)) {
+			// The call goes to Redis and may consume on the key: the retry time remembered would then be too early.
+			this.denials.remove(key, denial);
 			return null;
 		}
 		long elapsed = nowMicros - denial.sentMicros;

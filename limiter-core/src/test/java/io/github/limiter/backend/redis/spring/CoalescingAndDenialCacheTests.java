@@ -236,6 +236,25 @@ class CoalescingAndDenialCacheTests {
 	}
 
 	@Test
+	void anAcquireOfAnotherCostForgetsARejectionItWouldMakeStale() {
+		CountingExecutor redis = new CountingExecutor(new SpringDataRedisScriptExecutor(connectionFactory, Runnable::run));
+		RateLimiter limiter = RateLimiter.of(RedisScriptBackend.builder(redis).keyPrefix(TestRedis.uniquePrefix()).build());
+		Limit limit = SlidingWindowLog.of("spent", 5, Duration.ofHours(1));
+
+		assertThat(limiter.acquire(limit, "k", 3).allowed()).isTrue();
+		Decision remembered = limiter.acquire(limit, "k", 3);
+		assertThat(remembered.allowed()).isFalse();
+		assertThat(remembered.remaining()).isEqualTo(2);
+		assertThat(limiter.acquire(limit, "k", 1).allowed()).as("the cost of one still fits").isTrue();
+		Decision again = limiter.acquire(limit, "k", 3);
+		assertThat(again.allowed()).isFalse();
+		assertThat(again.origin()).as("asked of Redis: the key consumed since the rejection was remembered")
+			.isEqualTo(Decision.Origin.BACKEND);
+		assertThat(again.remaining()).isEqualTo(1);
+		assertThat(redis.calls.get()).isEqualTo(4);
+	}
+
+	@Test
 	void aResetThroughThisInstanceForgetsTheRejection() {
 		RateLimiter limiter = RateLimiter.of(SpringDataRedisScriptExecutor.backend(connectionFactory, Runnable::run)
 			.keyPrefix(TestRedis.uniquePrefix()).build());
