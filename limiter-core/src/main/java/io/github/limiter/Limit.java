@@ -67,6 +67,17 @@ public interface Limit {
 	}
 
 	/**
+	 * Whether a call that this limit refused could be admitted by waiting for the refusal's retry time with what is
+	 * then left of the same wait ({@link #withMaxDelay}, shortened by the time waited). Not when a queueing limit
+	 * refused it because its turn lay beyond the bound: the turn comes no closer while the wait left shrinks as fast.
+	 * @param refusal this limit's part of the refused decision
+	 * @return {@code false} when waiting cannot admit the call
+	 */
+	default boolean admitsAfterWaiting(Decision refusal) {
+		return true;
+	}
+
+	/**
 	 * Who shares a limit.
 	 */
 	enum Scope {

@@ -175,14 +175,16 @@ public final class RateLimiter {
 	 */
 	public Decision acquire(List<LimitRequest> requests, Duration maxWait) throws InterruptedException {
 		long deadline = System.nanoTime() + waitNanos(maxWait);
-		Decision decision = decide(withMaxDelay(requests, maxWait), Operation.ACQUIRE);
+		List<LimitRequest> asked = withMaxDelay(requests, maxWait);
+		Decision decision = decide(asked, Operation.ACQUIRE);
 		for (int attempt = 1; attempt < MAX_WAIT_ATTEMPTS && !decision.allowed(); attempt++) {
-			long wait = waitNanos(decision, deadline);
+			long wait = waitNanos(asked, decision, deadline);
 			if (wait < 0) {
 				break;
 			}
 			TimeUnit.NANOSECONDS.sleep(wait);
-			decision = decide(withMaxDelay(requests, left(deadline)), Operation.ACQUIRE);
+			asked = withMaxDelay(requests, left(deadline));
+			decision = decide(asked, Operation.ACQUIRE);
 		}
 		return decision;
 	}
@@ -211,7 +213,7 @@ public final class RateLimiter {
 				result.completeExceptionally(failure);
 				return;
 			}
-			long wait = decision.allowed() || attempt >= MAX_WAIT_ATTEMPTS ? -1 : waitNanos(decision, deadline);
+			long wait = decision.allowed() || attempt >= MAX_WAIT_ATTEMPTS ? -1 : waitNanos(asked, decision, deadline);
 			if (wait < 0) {
 				this.late.deliver(result, asked, Operation.ACQUIRE, decision, null);
 				return;
@@ -261,11 +263,20 @@ public final class RateLimiter {
 		return maxWait.toNanos();
 	}
 
-	/** How long to wait before asking again, or -1 when the permit cannot come within the deadline. */
-	private static long waitNanos(Decision decision, long deadline) {
+	/**
+	 * How long to wait before asking again: the refusal's retry time, or -1 when waiting cannot admit the call (the
+	 * retry lies past the deadline, or a queueing limit refused it because its turn lies beyond what is left).
+	 */
+	private static long waitNanos(List<LimitRequest> asked, Decision decision, long deadline) {
 		long wait = decision.retryAfterMicros() * 1000;
 		if (wait <= 0 || System.nanoTime() + wait > deadline) {
 			return -1;
+		}
+		List<Decision> parts = decision.parts().isEmpty() ? List.of(decision) : decision.parts();
+		for (int i = 0; i < parts.size() && i < asked.size(); i++) {
+			if (!parts.get(i).allowed() && !asked.get(i).limit().admitsAfterWaiting(parts.get(i))) {
+				return -1;
+			}
 		}
 		return wait;
 	}

@@ -230,6 +230,23 @@ final class Gcra {
 		return new Outcome<>(allowed, remaining, retryAfter, resetAfter, delay, allowed ? at(now, aheadAfter, 0) : tat);
 	}
 
+	/**
+	 * Whether a call refused under a bound on its delay was refused by that bound (its turn, the end of the queue
+	 * ahead of it less what is served at once, lies beyond the bound) rather than by a full queue: read from the
+	 * refusal's reset-after, which is how far the end of the queue lies, rounded up to a microsecond.
+	 * @param resetAfterMicros the refusal's reset-after
+	 * @param delayFree permits served without a delay
+	 * @param maxDelayMicros the bound on the delay, negative for none
+	 */
+	boolean turnBeyond(long resetAfterMicros, long delayFree, long maxDelayMicros) {
+		if (maxDelayMicros < 0) {
+			return false;
+		}
+		long free = Math.min(delayFree, this.capacity) * this.interval;
+		long bound = Math.min(maxDelayMicros, toleranceMicros()) * this.q;
+		return resetAfterMicros * this.q - free > bound;
+	}
+
 	GcraState record(GcraState tat, long now, long cost) {
 		long ahead = ahead(tat, now);
 		if (this.warmup == 0) {

@@ -3,6 +3,8 @@ package io.github.limiter.algorithm;
 import java.time.Duration;
 import java.util.List;
 
+import io.github.limiter.Decision;
+
 /**
  * Leaky bucket with the semantics of nginx {@code limit_req}: requests drain at {@code rate} per {@code period};
  * up to {@code burst} requests beyond the rate are accepted into the bucket, any more are rejected.
@@ -203,6 +205,11 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	@Override
 	public Outcome<GcraState> evaluate(GcraState tat, long now, long cost) {
 		return this.gcra.evaluate(tat, now, cost, this.delay, this.maxDelayMicros);
+	}
+
+	@Override
+	public boolean admitsAfterWaiting(Decision refusal) {
+		return !this.gcra.turnBeyond(refusal.resetAfterMicros(), this.delay, this.maxDelayMicros);
 	}
 
 	@Override

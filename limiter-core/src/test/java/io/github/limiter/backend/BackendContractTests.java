@@ -573,8 +573,21 @@ public abstract class BackendContractTests {
 		for (int i = 0; i < 3; i++) {
 			this.limiter.acquire(queue, "k2");
 		}
-		Decision tooFar = this.limiter.acquire(List.of(LimitRequest.of(queue, "k2")), ms(150));
+		java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+		RateLimiter counted = this.limiter.withListener(new io.github.limiter.event.RateLimiterListener() {
+
+			@Override
+			public void onDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
+				asked.incrementAndGet();
+			}
+
+		});
+		Decision tooFar = counted.acquire(List.of(LimitRequest.of(queue, "k2")), ms(200));
 		assertThat(tooFar.allowed()).as("its turn is 300 ms away").isFalse();
+		assertThat(tooFar.retryAfter()).as("a call bounded by 200 ms gets in 100 ms from now").isEqualTo(ms(100));
+		assertThat(asked.get()).as("rejected at once: waiting brings the turn no closer than the wait left").isOne();
+		tooFar = this.limiter.acquire(List.of(LimitRequest.of(queue, "k2")), ms(150));
+		assertThat(tooFar.allowed()).isFalse();
 		assertThat(tooFar.retryAfter()).isEqualTo(ms(150));
 		Decision withinWait = this.limiter.acquire(List.of(LimitRequest.of(queue, "k2")), ms(350));
 		assertThat(withinWait.allowed()).isTrue();
