@@ -141,6 +141,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	/** Instances counted by the last heartbeat that answered; 0 while unknown. */
 	private final AtomicInteger liveInstances = new AtomicInteger();
 
+	/** Whether the last decision that failed missed its deadline (rather than getting an error). */
+	private volatile boolean lastFailureTimedOut = true;
+
 	/** When the instance counts began to come in lower than {@link #liveInstances}, 0 when they do not. */
 	private volatile long lowerSince;
 
@@ -369,6 +372,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		this.failures.incrementAndGet();
 		this.unlogged.incrementAndGet();
 		this.lastFailure.set(new Failure(Instant.now(), reason));
+		this.lastFailureTimedOut = cause instanceof TimeoutException;
 		probe("a decision got " + reason);
 	}
 
@@ -511,10 +515,14 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 		long failed = this.unlogged.getAndSet(0);
 		Failure lastFailure = this.lastFailure.get();
+		// A decision that got an error (a script refused on a key holding another kind of data, say) is not slowness:
+		// calls on the same keys meet it again until its cause is mended.
+		String why = this.lastFailureTimedOut ? "a slow backend or a busy JVM"
+				: "the last failure is an error, not slowness, and calls that meet its cause again will fail alike";
 		logger.log(Level.WARNING, "Rate limiter: " + failed + " decisions failed or missed their deadline"
 				+ ((failed > 0 && lastFailure != null) ? " (last: " + lastFailure.message() + ")" : "")
 				+ " and were answered by their failure policy, but " + evidence
-				+ ", so it is not down: a slow backend or a busy JVM. Deadline now " + millis(this.deadline.nanos(now))
+				+ ", so it is not down: " + why + ". Deadline now " + millis(this.deadline.nanos(now))
 				+ " ms (limiter.failure.deadline " + this.deadline.floor().toMillis() + " ms to max-deadline "
 				+ this.deadline.ceiling().toMillis() + " ms).");
 	}
