@@ -46,6 +46,17 @@ class RedissonProfileTests {
 	}
 
 	@Test
+	void theProfileConnectsWhereSpringDataRedisIsToldTo() throws Exception {
+		redis.command("FLUSHALL");
+		try (ConfigurableApplicationContext instance = new SpringApplicationBuilder(SampleApplication.class).run(
+				"--server.port=0", "--spring.data.redis.url=redis://127.0.0.1:" + redis.port() + "/0",
+				"--spring.profiles.active=redisson")) {
+			assertThat(status(instance, "/redisson/per-client")).isEqualTo(200);
+			assertThat(redis.command("DBSIZE")).as("decided on the Redis of the URL").isNotEqualTo("0");
+		}
+	}
+
+	@Test
 	void overallIsSharedPerClientIsNotAndAChangedRateTakesEffect() throws Exception {
 		try (ConfigurableApplicationContext first = start(); ConfigurableApplicationContext second = start()) {
 			assertThat(first.getBean(org.redisson.api.RedissonClient.class)).isNotNull();
