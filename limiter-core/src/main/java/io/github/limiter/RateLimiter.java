@@ -312,10 +312,14 @@ public final class RateLimiter {
 	 * }</pre>
 	 * A decision gives its permits back once: a second refund of it does nothing, even when the first failed (a refund
 	 * that timed out may still land).
+	 * <p>Give back with the very requests the acquire was made with and its decision. A decision records the limits it
+	 * decided, not the keys, costs or operation: a refund with another key or a higher cost, or of a check's decision
+	 * (which took nothing), is not refused here and gives back permits that this call never took.
 	 * @param requests the requests of the acquire, in its order
 	 * @param acquired its decision, which must have been admitted
 	 * @throws io.github.limiter.spi.BackendException when the backend cannot take the permits back
-	 * @throws IllegalArgumentException when the decision was not admitted, or is not one of these requests
+	 * @throws IllegalArgumentException when the decision was not admitted, or is of other limits (their number, names
+	 * or order)
 	 */
 	public void refund(List<LimitRequest> requests, Decision acquired) {
 		RateLimiterBackend.join(refundAsync(requests, acquired));
