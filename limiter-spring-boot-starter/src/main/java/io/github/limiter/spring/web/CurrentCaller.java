@@ -51,4 +51,13 @@ final class CurrentCaller {
 		return SECURITY_PRESENT ? SecurityPrincipals.current() : null;
 	}
 
+	/**
+	 * A request's principal as a limit keys it: none for Spring Security's anonymous or unauthenticated tokens.
+	 * @param principal the principal, or {@code null}
+	 * @return the principal, or {@code null}
+	 */
+	static Principal authenticated(Principal principal) {
+		return SECURITY_PRESENT ? SecurityPrincipals.authenticated(principal) : principal;
+	}
+
 }

@@ -53,13 +53,14 @@ public final class ExchangeCaller implements Caller {
 	}
 
 	/**
-	 * The caller of an exchange, with its principal resolved (without blocking).
+	 * The caller of an exchange, with its principal resolved (without blocking): none for Spring Security's anonymous
+	 * or unauthenticated tokens, as on a servlet request.
 	 * @param exchange the exchange
 	 * @return the caller
 	 */
 	public static Mono<Caller> of(ServerWebExchange exchange) {
 		return exchange.getPrincipal()
-			.map(principal -> (Caller) new ExchangeCaller(exchange, principal))
+			.map(principal -> (Caller) new ExchangeCaller(exchange, CurrentCaller.authenticated(principal)))
 			.defaultIfEmpty(new ExchangeCaller(exchange, null));
 	}
 

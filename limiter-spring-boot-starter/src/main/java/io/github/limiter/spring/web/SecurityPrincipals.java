@@ -15,12 +15,21 @@ final class SecurityPrincipals {
 	}
 
 	static Principal current() {
-		Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
-		if (authentication == null || !authentication.isAuthenticated()
-				|| authentication instanceof AnonymousAuthenticationToken) {
+		return authenticated(SecurityContextHolder.getContext().getAuthentication());
+	}
+
+	/**
+	 * A principal as a limit keys it: none for Spring Security's anonymous token or an authentication that is not
+	 * authenticated, so that anonymous callers follow {@code limiter.empty-key} rather than share one user's bucket.
+	 * @param principal the principal, or {@code null}
+	 * @return the principal, or {@code null}
+	 */
+	static Principal authenticated(Principal principal) {
+		if (principal instanceof Authentication authentication && (!authentication.isAuthenticated()
+				|| authentication instanceof AnonymousAuthenticationToken)) {
 			return null;
 		}
-		return authentication;
+		return principal;
 	}
 
 }
