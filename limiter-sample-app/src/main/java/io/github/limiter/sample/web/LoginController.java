@@ -29,7 +29,7 @@ class LoginController {
 		if (!password.equals(PASSWORDS.get(username))) {
 			throw new BadCredentials();
 		}
-		return ResponseEntity.ok(Map.of("user", username, "loggedIn", true));
+		return ResponseEntity.ok(Body.of("user", username, "loggedIn", true));
 	}
 
 	ResponseEntity<Map<String, Object>> refused(String username, String password, RateLimitExceededException rejection) {
@@ -37,7 +37,7 @@ class LoginController {
 		long retryAfter = Math.max(1, (rejection.getDecision().retryAfter().toMillis() + 999) / 1000);
 		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
 			.header("Retry-After", Long.toString(retryAfter))
-			.body(Map.of("captchaRequired", failures, "message",
+			.body(Body.of("captchaRequired", failures, "message",
 					failures ? "Too many failed logins for " + username + ": solve the captcha, or retry in " + retryAfter + " s"
 							: "Too many login attempts from your address; retry in " + retryAfter + " s"));
 	}

@@ -19,7 +19,7 @@ class MessageController {
 	@RateLimit(name = "message-daily", key = "#userId", policy = "message-daily")
 	@RateLimit(name = "message-weekly", key = "#userId", policy = "message-weekly")
 	Map<String, Object> send(@PathVariable String userId) {
-		return Map.of("user", userId, "sent", true);
+		return Body.of("user", userId, "sent", true);
 	}
 
 }

@@ -20,7 +20,7 @@ class SearchController {
 	@GetMapping("/search")
 	@RateLimit(name = "search", policy = "search")
 	Map<String, Object> search(@RequestParam(defaultValue = "") String q) {
-		return Map.of("query", q, "hits", List.of());
+		return Body.of("query", q, "hits", List.of());
 	}
 
 }

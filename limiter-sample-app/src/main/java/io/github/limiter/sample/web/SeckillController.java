@@ -20,11 +20,11 @@ class SeckillController {
 	@RateLimit(name = "seckill-sku", key = "#skuId", policy = "flash-sale", fallback = "tryLater")
 	@RateLimit(name = "seckill-global", policy = "flash-sale-global", fallback = "tryLater")
 	Map<String, Object> buy(@PathVariable String skuId) {
-		return Map.of("sku", skuId, "status", "ordered");
+		return Body.of("sku", skuId, "status", "ordered");
 	}
 
 	Map<String, Object> tryLater(String skuId, RateLimitExceededException rejection) {
-		return Map.of("sku", skuId, "status", "busy", "message", "So many buyers right now! Please try again in a moment.",
+		return Body.of("sku", skuId, "status", "busy", "message", "So many buyers right now! Please try again in a moment.",
 				"retryAfterMillis", rejection.getDecision().retryAfter().toMillis());
 	}
 
