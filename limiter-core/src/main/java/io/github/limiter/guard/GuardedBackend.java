@@ -35,6 +35,7 @@ import io.github.limiter.algorithm.AbstractLimit;
 import io.github.limiter.algorithm.FixedWindow;
 import io.github.limiter.backend.local.LocalBackend;
 import io.github.limiter.spi.BackendException;
+import io.github.limiter.spi.BlockingCalls;
 import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.InstanceRegistry;
 import io.github.limiter.spi.LateAdmissions;
@@ -98,8 +99,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private static final Deadlines DEADLINES = new Deadlines(HEARTBEATS, MISSED_DEADLINES,
 			TimeUnit.MILLISECONDS.toNanos(1), 100);
 
-	/** Where calls to a blocking client run when no executor was given, so that the deadline holds. */
-	private static final Executor BLOCKING_CALLS = daemonThreads("limiter-blocking-call");
+	/** Where calls to a blocking client run when no executor was given, so that the deadline holds; bounded. */
+	private static final Executor BLOCKING_CALLS = BlockingCalls.pool("limiter-blocking-call");
 
 	/** What a probe checks on a backend that keeps no instance registry: reads one key, writes nothing. */
 	private static final List<LimitRequest> PROBE = List

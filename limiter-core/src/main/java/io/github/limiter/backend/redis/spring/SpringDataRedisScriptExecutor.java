@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.springframework.data.redis.connection.RedisConnection;
@@ -17,6 +17,7 @@ import org.springframework.data.redis.connection.ReturnType;
 import io.github.limiter.backend.redis.LimiterScript;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.backend.redis.RedisScriptExecutor;
+import io.github.limiter.spi.BlockingCalls;
 
 /**
  * Runs the limiter script through Spring Data Redis, on any {@link RedisConnectionFactory} (Lettuce or Jedis,
@@ -31,11 +32,8 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 
 	private static final boolean LETTUCE_PRESENT = isPresent("io.lettuce.core.RedisFuture");
 
-	private static final ExecutorService CONNECTOR = Executors.newCachedThreadPool(runnable -> {
-		Thread thread = new Thread(runnable, "limiter-redis-connect");
-		thread.setDaemon(true);
-		return thread;
-	});
+	/** Where calls that may wait for a connection run: bounded, a call beyond fails into the failure policy. */
+	private static final ExecutorService CONNECTOR = BlockingCalls.pool("limiter-redis-connect");
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -163,14 +161,20 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 			}
 			CompletableFuture<Void> attempt = new CompletableFuture<>();
 			if (this.connected.compareAndSet(current, attempt)) {
-				CONNECTOR.execute(() -> {
-					try (RedisConnection connection = this.connectionFactory.getConnection()) {
-						attempt.complete(null);
-					}
-					catch (RuntimeException ex) {
-						attempt.completeExceptionally(ex);
-					}
-				});
+				try {
+					CONNECTOR.execute(() -> {
+						try (RedisConnection connection = this.connectionFactory.getConnection()) {
+							attempt.complete(null);
+						}
+						catch (RuntimeException ex) {
+							attempt.completeExceptionally(ex);
+						}
+					});
+				}
+				catch (RejectedExecutionException ex) {
+					// Failed, not pending: the next call tries again.
+					attempt.completeExceptionally(ex);
+				}
 				return attempt;
 			}
 		}
