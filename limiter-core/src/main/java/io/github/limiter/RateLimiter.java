@@ -272,9 +272,11 @@ public final class RateLimiter {
 		if (wait <= 0 || System.nanoTime() + wait > deadline) {
 			return -1;
 		}
+		// Only the backend's own refusals tell where a queue ends: a failure policy's tells when to ask again.
 		List<Decision> parts = decision.parts().isEmpty() ? List.of(decision) : decision.parts();
 		for (int i = 0; i < parts.size() && i < asked.size(); i++) {
-			if (!parts.get(i).allowed() && !asked.get(i).limit().admitsAfterWaiting(parts.get(i))) {
+			Decision part = parts.get(i);
+			if (!part.allowed() && part.origin().byBackend() && !asked.get(i).limit().admitsAfterWaiting(part)) {
 				return -1;
 			}
 		}

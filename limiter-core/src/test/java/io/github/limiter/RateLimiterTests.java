@@ -34,6 +34,25 @@ class RateLimiterTests {
 	}
 
 	@Test
+	void aFailurePolicysRefusalOfAQueueingLimitIsWaitedForWithinMaxWait() throws InterruptedException {
+		// The policy's retry time says when to ask again, not where a queue ends: it is waited for when it fits.
+		java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+		Limit queue = io.github.limiter.algorithm.LeakyBucket.queueing("queue", 10, Duration.ofSeconds(1), 1);
+		RateLimiter limiter = RateLimiter.of(new io.github.limiter.testsupport.StubBackend(requests -> {
+			boolean first = asked.incrementAndGet() == 1;
+			Decision decision = first
+					? Decision.of("queue", false, 2, 0, 300_000, 300_000, 0, 0, null)
+						.withOrigin(Decision.Origin.FAIL_CLOSED)
+					: Decision.of("queue", true, 2, 1, 0, 100_000, 0, 0, null);
+			return java.util.concurrent.CompletableFuture.completedFuture(decision);
+		}) {
+		});
+		Decision decision = limiter.acquire(List.of(LimitRequest.of(queue, "k")), Duration.ofSeconds(1));
+		assertThat(decision.allowed()).isTrue();
+		assertThat(asked.get()).isEqualTo(2);
+	}
+
+	@Test
 	void tryAcquireIsSeenByListenersAsTheAcquireItIs() {
 		List<String> seen = new ArrayList<>();
 		RateLimiter limiter = RateLimiter.of(LocalBackend.create()).withListener(recording(seen));

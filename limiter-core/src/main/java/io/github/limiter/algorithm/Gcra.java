@@ -233,7 +233,8 @@ final class Gcra {
 	/**
 	 * Whether a call refused under a bound on its delay was refused by that bound (its turn, the end of the queue
 	 * ahead of it less what is served at once, lies beyond the bound) rather than by a full queue: read from the
-	 * refusal's reset-after, which is how far the end of the queue lies, rounded up to a microsecond.
+	 * refusal's reset-after, which is how far the end of the queue lies, rounded up to a microsecond, so only when
+	 * that holds for the end of the queue a microsecond nearer too (a refusal within that tick is taken as curable).
 	 * @param resetAfterMicros the refusal's reset-after
 	 * @param delayFree permits served without a delay
 	 * @param maxDelayMicros the bound on the delay, negative for none
@@ -244,7 +245,7 @@ final class Gcra {
 		}
 		long free = Math.min(delayFree, this.capacity) * this.interval;
 		long bound = Math.min(maxDelayMicros, toleranceMicros()) * this.q;
-		return resetAfterMicros * this.q - free > bound;
+		return (resetAfterMicros - 1) * this.q - free >= bound;
 	}
 
 	GcraState record(GcraState tat, long now, long cost) {
