@@ -14,8 +14,8 @@ import io.github.limiter.Limit;
  * only as time passes, and the retry time is exactly when enough have come back for {@code c}; other instances can
  * only take more. So until {@code t}, Redis would reject every call of cost {@code c} on that key, with the same
  * retry time, and that is the only answer this cache gives. Calls with another cost or another limit object, and
- * every call after {@code t}, go to Redis; the first of another cost or limit makes the key be forgotten, since it may
- * consume on the key.
+ * every call after {@code t}, go to Redis; one of another cost or limit that may consume (not a check) makes the key be
+ * forgotten, as a reset does.
  *
  * <p>Two things can give permits back early: a refund (a multi-limit decision across Redis Cluster slots, or next to
  * a Redisson {@code RRateLimiter}, that takes permits and returns them when another part rejects) and a reset. So
@@ -67,9 +67,10 @@ final class DenialCache {
 	 * @param limit the limit
 	 * @param cost the cost asked
 	 * @param nowMicros the monotonic clock
+	 * @param consumes whether the call may consume (an acquire): one of another cost or limit then forgets the key
 	 * @return a rejection, or {@code null} to ask Redis
 	 */
-	Decision lookup(String key, Limit limit, long cost, long nowMicros) {
+	Decision lookup(String key, Limit limit, long cost, long nowMicros, boolean consumes) {
 		Denial denial = this.denials.get(key);
 		if (denial == null) {
 			return null;
@@ -79,8 +80,11 @@ final class DenialCache {
 			return null;
 		}
 		if (cost != denial.cost || !limit.equals(denial.limit)) {
-			// The call goes to Redis and may consume on the key: the retry time remembered would then be too early.
-			this.denials.remove(key, denial);
+			if (consumes) {
+				// The call goes to Redis and may consume on the key: the retry time remembered, or that of a rejection
+				// still in flight, would then be too early.
+				forget(key);
+			}
 			return null;
 		}
 		long elapsed = nowMicros - denial.sentMicros;

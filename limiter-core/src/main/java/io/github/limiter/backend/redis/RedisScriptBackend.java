@@ -155,7 +155,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		if (this.denials != null) {
 			sent = this.cacheClock.nowMicros();
 			generation = this.denials.generation();
-			Decision known = this.denials.lookup(key, request.limit(), request.cost(), sent);
+			Decision known = this.denials.lookup(key, request.limit(), request.cost(), sent, operation.acquires());
 			if (known != null) {
 				return CompletableFuture.completedFuture(known);
 			}
