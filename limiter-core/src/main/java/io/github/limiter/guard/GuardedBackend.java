@@ -142,8 +142,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	/** Instances counted by the last heartbeat that answered; 0 while unknown. */
 	private final AtomicInteger liveInstances = new AtomicInteger();
 
-	/** Whether the last decision that failed missed its deadline (rather than getting an error). */
-	private volatile boolean lastFailureTimedOut = true;
+	/** The last failure, when it was slowness (a missed deadline, a timeout, no thread free) rather than an error. */
+	private volatile Failure slowFailure;
 
 	/** When the instance counts began to come in lower than {@link #liveInstances}, 0 when they do not. */
 	private volatile long lowerSince;
@@ -348,6 +348,27 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		return answer;
 	}
 
+	/** Keeps the last failure, and whether it was slowness, as one: the warning pairs them. */
+	private void failed(Failure failure, Throwable cause) {
+		this.slowFailure = slowness(cause) ? failure : null;
+		this.lastFailure.set(failure);
+	}
+
+	/**
+	 * Whether a failure tells of slowness rather than an error: a missed deadline, a client's own timeout, or no
+	 * thread free to make the call (a busy JVM), anywhere in its causes.
+	 */
+	private static boolean slowness(Throwable cause) {
+		for (Throwable current = cause; current != null; current = (current.getCause() != current) ? current.getCause()
+				: null) {
+			if (current instanceof TimeoutException || current instanceof java.util.concurrent.RejectedExecutionException
+					|| current.getClass().getSimpleName().endsWith("TimeoutException")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	/**
 	 * A decision failed: a backend failure or a missed deadline starts a probe and leaves the answer to the policy;
 	 * anything else is a bug and is thrown.
@@ -372,8 +393,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 		this.failures.incrementAndGet();
 		this.unlogged.incrementAndGet();
-		this.lastFailure.set(new Failure(Instant.now(), reason));
-		this.lastFailureTimedOut = cause instanceof TimeoutException;
+		failed(new Failure(Instant.now(), reason), cause);
 		probe("a decision got " + reason);
 	}
 
@@ -518,7 +538,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		Failure lastFailure = this.lastFailure.get();
 		// A decision that got an error (a script refused on a key holding another kind of data, say) is not slowness:
 		// calls on the same keys meet it again until its cause is mended.
-		String why = this.lastFailureTimedOut ? "a slow backend or a busy JVM"
+		String why = (lastFailure == null || lastFailure == this.slowFailure) ? "a slow backend or a busy JVM"
 				: "the last failure is an error, not slowness, and calls that meet its cause again will fail alike";
 		logger.log(Level.WARNING, "Rate limiter: " + failed + " decisions failed or missed their deadline"
 				+ ((failed > 0 && lastFailure != null) ? " (last: " + lastFailure.message() + ")" : "")
@@ -531,7 +551,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private void probeFailed(Throwable cause, String trigger) {
 		String reason = (cause instanceof TimeoutException) ? "no answer within " + probeTimeout().toMillis() + " ms"
 				: OccasionalWarning.reason(cause);
-		this.lastFailure.set(new Failure(Instant.now(), "probe: " + reason));
+		failed(new Failure(Instant.now(), "probe: " + reason), cause);
 		this.lastProbe.set(new Probe(Instant.now(), null, reason));
 		if (this.breaker.probeFailed()) {
 			this.degradedWhenOpened.set(this.degraded.get());
