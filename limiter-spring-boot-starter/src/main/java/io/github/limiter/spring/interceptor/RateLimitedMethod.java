@@ -98,7 +98,8 @@ public final class RateLimitedMethod {
 		 * thread, where Spring's async interceptor waits for the stage that the rest of the call returns: the
 		 * decision is awaited there and the method runs there. Handed to the continuation executor (by default the
 		 * same pool), the method would queue behind the very threads that wait for it, and a full pool would wait
-		 * for ever. Called on a non-blocking thread (async execution not enabled), it is taken as a {@link #STAGE}.
+		 * for ever. Called on a non-blocking thread (async execution not enabled), it is taken as a {@link #STAGE};
+		 * on any other thread it waits there, as a plain method does.
 		 */
 		ASYNC_STAGE,
 
