@@ -14,8 +14,8 @@ import io.github.limiter.Limit;
  * only as time passes, and the retry time is exactly when enough have come back for {@code c}; other instances can
  * only take more. So until {@code t}, Redis would reject every call of cost {@code c} on that key, with the same
  * retry time, and that is the only answer this cache gives. Calls with another cost or another limit object, and
- * every call after {@code t}, go to Redis; one of another cost or limit that may consume (not a check) makes the key be
- * forgotten, as a reset does.
+ * every call after {@code t}, go to Redis; one of another cost or limit that may consume (not a check) drops the key's
+ * entry.
  *
  * <p>Two things can give permits back early: a refund (a multi-limit decision across Redis Cluster slots, or next to
  * a Redisson {@code RRateLimiter}, that takes permits and returns them when another part rejects) and a reset. So
@@ -81,9 +81,11 @@ final class DenialCache {
 		}
 		if (cost != denial.cost || !limit.equals(denial.limit)) {
 			if (consumes) {
-				// The call goes to Redis and may consume on the key: the retry time remembered, or that of a rejection
-				// still in flight, would then be too early.
-				forget(key);
+				// The call goes to Redis and may consume on the key: the retry time remembered would then be too early.
+				// Only this key's entry goes: the generation, which all keys share, is left alone, since a bound on a
+				// queue's delay makes each call of a waiting acquire another limit (a rejection in flight on this key
+				// meanwhile may still be remembered, for at most a second).
+				this.denials.remove(key, denial);
 			}
 			return null;
 		}
