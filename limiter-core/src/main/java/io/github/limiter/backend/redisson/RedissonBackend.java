@@ -198,11 +198,11 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 	}
 
 	/**
-	 * Makes the stored rate of a key the configured one, once per key and JVM. A per-instance bucket that exists
-	 * already also has this client's own count taken over to the rate, even when the stored rate is the configured one
-	 * (another instance stored it first): Redisson's update in place recounts only the calling client's permits, and a
-	 * count left from a higher rate would be spent in full under the lower one. Done on the first use of the key in
-	 * this JVM, whatever this JVM remembers of it.
+	 * Makes the stored rate of a key the configured one, once per key and JVM. A per-instance bucket whose rate this
+	 * JVM used before also has its own count taken over to the new rate, even when another instance stored the rate
+	 * first: Redisson's update in place recounts only the calling client's permits, and a count left from a higher
+	 * rate would be spent in full under the lower one. (A key this JVM has not used has no count of this client's: a
+	 * new JVM is a new client. One it forgot, past the most keys it remembers, is not recounted.)
 	 */
 	private CompletionStage<Void> ensureRate(RRateLimiter limiter, RateLimiterConfig wanted) {
 		String name = limiter.getName();
@@ -210,7 +210,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		if (known != null && sameRate(known, wanted)) {
 			return CompletableFuture.completedFuture(null);
 		}
-		boolean ownCountToRecount = wanted.getRateType() == RateType.PER_CLIENT;
+		boolean ownCountToRecount = known != null && wanted.getRateType() == RateType.PER_CLIENT;
 		Duration interval = Duration.ofMillis(wanted.getRateInterval());
 		return limiter.trySetRateAsync(wanted.getRateType(), wanted.getRate(), interval, interval)
 			.thenCompose(created -> created ? CompletableFuture.completedFuture(null) : limiter.getConfigAsync()
