@@ -142,8 +142,6 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	/** Instances counted by the last heartbeat that answered; 0 while unknown. */
 	private final AtomicInteger liveInstances = new AtomicInteger();
 
-	/** The last failure, when it was slowness (a missed deadline, a timeout, no thread free) rather than an error. */
-	private volatile Failure slowFailure;
 
 	/** When the instance counts began to come in lower than {@link #liveInstances}, 0 when they do not. */
 	private volatile long lowerSince;
@@ -162,7 +160,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private final AtomicLong degradedWhenOpened = new AtomicLong();
 
-	private final AtomicReference<Failure> lastFailure = new AtomicReference<>();
+	/** The last failure of a decision or probe, and whether it was slowness rather than an error, kept as one. */
+	private final AtomicReference<LastFailure> lastFailure = new AtomicReference<>();
 
 	private final AtomicReference<Probe> lastProbe = new AtomicReference<>();
 
@@ -350,8 +349,12 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	/** Keeps the last failure, and whether it was slowness, as one: the warning pairs them. */
 	private void failed(Failure failure, Throwable cause) {
-		this.slowFailure = slowness(cause) ? failure : null;
-		this.lastFailure.set(failure);
+		this.lastFailure.set(new LastFailure(failure, slowness(cause)));
+	}
+
+	/** A failure, and whether it was slowness (a missed deadline, a timeout, no thread free) rather than an error. */
+	private record LastFailure(Failure failure, boolean slow) {
+
 	}
 
 	/**
@@ -535,10 +538,11 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			return;
 		}
 		long failed = this.unlogged.getAndSet(0);
-		Failure lastFailure = this.lastFailure.get();
+		LastFailure recent = this.lastFailure.get();
+		Failure lastFailure = (recent != null) ? recent.failure() : null;
 		// A decision that got an error (a script refused on a key holding another kind of data, say) is not slowness:
 		// calls on the same keys meet it again until its cause is mended.
-		String why = (lastFailure == null || lastFailure == this.slowFailure) ? "a slow backend or a busy JVM"
+		String why = (recent == null || recent.slow()) ? "a slow backend or a busy JVM"
 				: "the last failure is an error, not slowness, and calls that meet its cause again will fail alike";
 		logger.log(Level.WARNING, "Rate limiter: " + failed + " decisions failed or missed their deadline"
 				+ ((failed > 0 && lastFailure != null) ? " (last: " + lastFailure.message() + ")" : "")
@@ -826,8 +830,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	 * @return the statistics
 	 */
 	public Stats stats() {
-		return new Stats(this.breaker.state(), this.failures.get(), this.degraded.get(), this.lastFailure.get(),
-				this.lastProbe.get(), instances(), this.liveInstances.get() > 0 || this.expectedInstances > 0,
+		LastFailure last = this.lastFailure.get();
+		return new Stats(this.breaker.state(), this.failures.get(), this.degraded.get(),
+				(last != null) ? last.failure() : null, this.lastProbe.get(), instances(), this.liveInstances.get() > 0 || this.expectedInstances > 0,
 				Duration.ofNanos(this.deadline.nanos(System.nanoTime())));
 	}
 
