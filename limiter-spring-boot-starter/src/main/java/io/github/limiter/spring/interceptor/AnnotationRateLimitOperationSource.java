@@ -247,7 +247,8 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 
 	private RateLimitedMethod parse(RateLimitAnnotationParser parser, Method method, Class<?> targetClass) {
 		Class<?> userClass = (targetClass != null) ? ClassUtils.getUserClass(targetClass) : method.getDeclaringClass();
-		Method specific = AopUtils.getMostSpecificMethod(method, userClass);
+		Method specific = RateLimitAnnotationParser.parsedMethod(method, AopUtils.getMostSpecificMethod(method, userClass),
+				userClass);
 		List<RateLimit> annotations = new ArrayList<>(
 				AnnotatedElementUtils.findMergedRepeatableAnnotations(specific, RateLimit.class, RateLimits.class));
 		if (annotations.isEmpty() && specific != method) {

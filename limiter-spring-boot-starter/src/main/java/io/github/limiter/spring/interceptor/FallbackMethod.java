@@ -5,9 +5,12 @@ import java.lang.reflect.Method;
 import java.util.Arrays;
 
 import org.springframework.core.ResolvableType;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ReflectionUtils;
 
 import io.github.limiter.RateLimitExceededException;
+import io.github.limiter.spring.annotation.RateLimit;
+import io.github.limiter.spring.annotation.RateLimits;
 
 /**
  * A method called instead of a rejected one: the same parameters, optionally followed by the
@@ -43,6 +46,15 @@ public final class FallbackMethod {
 		if (found == null) {
 			throw new IllegalArgumentException("no method " + name + " with the parameters of the limited method "
 					+ "(optionally followed by a RateLimitExceededException) in " + targetClass.getName());
+		}
+		if (found.getName().equals(limited.getName()) && Arrays.equals(found.getParameterTypes(), parameters)) {
+			throw new IllegalArgumentException("the fallback is the limited method itself: a rejected call would run it "
+					+ "anyway, unlimited; name another method");
+		}
+		if (!AnnotatedElementUtils.findMergedRepeatableAnnotations(found, RateLimit.class, RateLimits.class).isEmpty()) {
+			throw new IllegalArgumentException("method " + name + " has a @RateLimit of its own, which would never apply "
+					+ "to it as a fallback: a fallback is called on the bean itself, not through its proxy; move the "
+					+ "limited code to another bean, or have both call an unlimited method");
 		}
 		ResolvableType expected = ResolvableType.forMethodReturnType(limited, targetClass);
 		ResolvableType actual = ResolvableType.forMethodReturnType(found, targetClass);

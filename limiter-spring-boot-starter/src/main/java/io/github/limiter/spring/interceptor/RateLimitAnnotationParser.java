@@ -433,7 +433,11 @@ final class RateLimitAnnotationParser {
 	static void checkInterceptable(Class<?> type) {
 		boolean classLimited = !AnnotatedElementUtils.findMergedRepeatableAnnotations(type, RateLimit.class,
 				RateLimits.class).isEmpty();
-		for (Class<?> current = type; current != null && current != Object.class; current = current.getSuperclass()) {
+		// A generated class (a JDK proxy, a lambda) implements its interfaces' methods with final ones of its own, which
+		// Spring does not subclass but wraps in an interface proxy: only its interfaces' methods are read.
+		boolean generated = generated(type);
+		for (Class<?> current = generated ? null : type; current != null && current != Object.class;
+				current = current.getSuperclass()) {
 			for (Method method : current.getDeclaredMethods()) {
 				int modifiers = method.getModifiers();
 				if (classLimited && coveredByClassLimit(method) && Modifier.isFinal(modifiers) && !method.isSynthetic()) {
@@ -474,7 +478,7 @@ final class RateLimitAnnotationParser {
 							+ ", so no proxy can intercept its calls and the limit would never apply");
 				}
 				Method implementation = org.springframework.util.ClassUtils.getMostSpecificMethod(declared, type);
-				if (implementation != declared && Modifier.isFinal(implementation.getModifiers())
+				if (!generated && implementation != declared && Modifier.isFinal(implementation.getModifiers())
 						&& !implementation.isSynthetic()) {
 					throw new IllegalStateException("Invalid @RateLimit on " + contract.getName() + "."
 							+ declared.getName() + parameterList(declared, false) + ": class " + type.getName()
@@ -517,6 +521,57 @@ final class RateLimitAnnotationParser {
 	 * @param method a method of a limited class
 	 * @return whether the class's limit applies to it
 	 */
+	/**
+	 * The class a method's default limit name reads: the bean's class (not a proxy's), but the interface that declares
+	 * the method when the bean's class is generated, whose name changes from one JVM to the next, or does not implement
+	 * that interface, being one implementation behind many proxies (Spring Data's repositories).
+	 * @param method the method, as {@link #parsedMethod} gives it
+	 * @param targetClass the bean's class
+	 * @return the class
+	 */
+	static Class<?> namingClass(Method method, Class<?> targetClass) {
+		Class<?> owner = (targetClass != null) ? org.springframework.util.ClassUtils.getUserClass(targetClass)
+				: method.getDeclaringClass();
+		return (generated(owner) || !method.getDeclaringClass().isAssignableFrom(owner)) ? method.getDeclaringClass()
+				: owner;
+	}
+
+	/**
+	 * Whether a bean's class is made at run time by the JDK, as a JDK proxy or a lambda's: Spring limits its
+	 * interfaces' methods through an interface proxy, and its name is not the same in every JVM.
+	 * @param type a bean class
+	 * @return whether it is generated
+	 */
+	static boolean generated(Class<?> type) {
+		return java.lang.reflect.Proxy.isProxyClass(type) || type.isHidden();
+	}
+
+	/**
+	 * The method a limit is read from: the one the bean's class declares, or, for a generated class or one that does
+	 * not implement the called method's interface, the interface's method, whose parameter names the keys read.
+	 * @param called the method called (an interface's, behind an interface proxy)
+	 * @param specific the class's own method of that signature
+	 * @param userClass the bean's class
+	 * @return the method to parse
+	 */
+	static Method parsedMethod(Method called, Method specific, Class<?> userClass) {
+		if (!called.getDeclaringClass().isAssignableFrom(userClass)) {
+			return called;
+		}
+		if (!generated(userClass)) {
+			return specific;
+		}
+		for (Class<?> contract : org.springframework.util.ClassUtils.getAllInterfacesForClassAsSet(userClass)) {
+			try {
+				return contract.getMethod(called.getName(), called.getParameterTypes());
+			}
+			catch (NoSuchMethodException ex) {
+				// declared by another of its interfaces
+			}
+		}
+		return specific;
+	}
+
 	static boolean coveredByClassLimit(Method method) {
 		return Modifier.isPublic(method.getModifiers()) && !Modifier.isStatic(method.getModifiers())
 				&& !ReflectionUtils.isToStringMethod(method) && !ReflectionUtils.isEqualsMethod(method)
@@ -531,8 +586,7 @@ final class RateLimitAnnotationParser {
 	 * @return the name
 	 */
 	static String describe(Method method, Class<?> targetClass) {
-		Class<?> owner = (targetClass != null) ? org.springframework.util.ClassUtils.getUserClass(targetClass)
-				: method.getDeclaringClass();
+		Class<?> owner = namingClass(method, targetClass);
 		return owner.getSimpleName() + "." + method.getName()
 				+ ((overloads(owner, method.getName()) > 1) ? parameterList(method, true) : "");
 	}

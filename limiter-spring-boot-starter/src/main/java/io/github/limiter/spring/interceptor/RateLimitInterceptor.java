@@ -803,8 +803,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 		/** Whether the operation's condition says that its limit applies to this call; a skip is counted. */
 		private boolean applies(RateLimitOperation operation) {
-			if (Boolean.TRUE.equals(operation.condition().getValue(context(RateLimitInterceptor.this.beanResolver),
-					Boolean.class))) {
+			if (Boolean.TRUE.equals(evaluate(operation, operation.condition(), "condition", Boolean.class))) {
 				return true;
 			}
 			RateLimitInterceptor.this.rateLimiter.get().skipped(operation.limit(), kind(operation));
@@ -823,7 +822,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			}
 			int argument = operation.keyArgument();
 			Object value = (argument >= 0) ? ((argument < this.args.length) ? this.args[argument] : null)
-					: expression.getValue(context(RateLimitInterceptor.this.beanResolver));
+					: evaluate(operation, expression, "key", Object.class);
 			String key = keyText(operation, value);
 			if ((key == null || key.isEmpty()) && RateLimitAnnotationParser.usesCaller(expression)
 					&& this.caller.request() == null) {
@@ -850,6 +849,22 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			// conditions that read #ip otherwise see the address as the server wrote it).
 			return operation.keyExpression().equals("#ip")
 					? ClientAddress.key(key, RateLimitInterceptor.this.properties.getIpv6PrefixLength()) : key;
+		}
+
+		/**
+		 * An expression's value for this call. SpEL's own failure (a property of {@code null}, a value of the wrong type)
+		 * is a bug of the annotation, not of the caller: it is thrown naming the expression, the limit and the method,
+		 * where SpEL's message names none; an exception thrown by a method the expression calls passes as it is.
+		 */
+		private <T> T evaluate(RateLimitOperation operation, Expression expression, String attribute, Class<T> type) {
+			try {
+				return expression.getValue(context(RateLimitInterceptor.this.beanResolver), type);
+			}
+			catch (org.springframework.expression.EvaluationException ex) {
+				throw new IllegalStateException("The " + attribute + " '" + expression.getExpressionString() + "' of limit '"
+						+ operation.limit().name() + "' on " + this.limited.description() + " could not be evaluated for "
+						+ "this call: " + ex.getMessage(), ex);
+			}
 		}
 
 		/** The text of a key's value ({@link KeyText}); a value printed by its identity is said, at most every 10 s. */

@@ -226,10 +226,10 @@ public final class RateLimitedMethod {
 
 	/**
 	 * The class whose bean this method limits, as the default names read it.
-	 * @return the user class (not a proxy's)
+	 * @return the user class (not a proxy's; an interface for a generated class's bean)
 	 */
 	Class<?> userClass() {
-		return (this.targetClass != null) ? ClassUtils.getUserClass(this.targetClass) : this.method.getDeclaringClass();
+		return RateLimitAnnotationParser.namingClass(this.method, this.targetClass);
 	}
 
 	/**

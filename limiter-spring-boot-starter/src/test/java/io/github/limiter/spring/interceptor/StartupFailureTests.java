@@ -217,6 +217,64 @@ class StartupFailureTests {
 	}
 
 	@Test
+	void aFallbackThatIsTheLimitedMethodItselfWouldRunItUnlimited() {
+		assertStartupFails(FallbackToItself.class, "Invalid @RateLimit on " + FallbackToItself.class.getName()
+				+ ".call(java.lang.String): attribute 'fallback' = 'call': the fallback is the limited method itself: a "
+				+ "rejected call would run it anyway, unlimited; name another method");
+		// An overload that takes the rejection is another method, and a fallback like any other.
+		this.runner.withBean(FallbackToItsOverload.class).run(context -> {
+			assertThat(context).hasNotFailed();
+			FallbackToItsOverload bean = context.getBean(FallbackToItsOverload.class);
+			assertThat(bean.call("a")).isEqualTo("a");
+			assertThat(bean.call("a")).isEqualTo("later a");
+		});
+	}
+
+	static class FallbackToItself {
+
+		@RateLimit(max = "1", window = "1h", fallback = "call")
+		public String call(String id) {
+			return id;
+		}
+
+	}
+
+	static class FallbackToItsOverload {
+
+		@RateLimit(max = "1", window = "1h", fallback = "call")
+		public String call(String id) {
+			return id;
+		}
+
+		String call(String id, io.github.limiter.RateLimitExceededException rejection) {
+			return "later " + id;
+		}
+
+	}
+
+	@Test
+	void aFallbackWithALimitOfItsOwnWhichAFallbackCallWouldNeverApply() {
+		assertStartupFails(LimitedFallback.class, "Invalid @RateLimit on " + LimitedFallback.class.getName()
+				+ ".call(java.lang.String): attribute 'fallback' = 'cheaper': method cheaper has a @RateLimit of its own,"
+				+ " which would never apply to it as a fallback: a fallback is called on the bean itself, not through"
+				+ " its proxy; move the limited code to another bean, or have both call an unlimited method");
+	}
+
+	static class LimitedFallback {
+
+		@RateLimit(max = "1", window = "1h", fallback = "cheaper")
+		public String call(String id) {
+			return id;
+		}
+
+		@RateLimit(max = "5", window = "1h")
+		public String cheaper(String id) {
+			return "cheaper " + id;
+		}
+
+	}
+
+	@Test
 	void aConditionThatAssignsInsteadOfComparing() {
 		this.runner.withBean(AssigningCondition.class).run(context -> {
 			assertThat(context).hasFailed();
