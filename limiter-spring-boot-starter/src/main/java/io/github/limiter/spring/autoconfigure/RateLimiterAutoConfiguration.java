@@ -7,7 +7,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -44,7 +43,7 @@ import io.github.limiter.spring.web.RateLimitExceptionHandler;
 		"org.redisson.spring.starter.RedissonAutoConfigurationV4",
 		"org.redisson.spring.starter.RedissonAutoConfigurationV2",
 		"org.redisson.spring.starter.RedissonAutoConfiguration" })
-@ConditionalOnProperty(prefix = "limiter", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnSwitch("limiter.enabled")
 @EnableConfigurationProperties(RateLimiterProperties.class)
 @Import({ BackendConfigurations.RedissonBackendConfiguration.class, BackendConfigurations.RedisBackendConfiguration.class,
 		BackendConfigurations.LocalBackendConfiguration.class, RateLimitProxyConfiguration.class })

@@ -10,7 +10,6 @@ import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
@@ -27,7 +26,7 @@ import io.github.limiter.spring.actuate.BackendHealth;
  */
 @AutoConfiguration(after = RateLimiterAutoConfiguration.class)
 @ConditionalOnBean(RateLimiterBackend.class)
-@ConditionalOnProperty(prefix = "management.health.ratelimiter", name = "enabled", havingValue = "true", matchIfMissing = true)
+@ConditionalOnSwitch("management.health.ratelimiter.enabled")
 public final class RateLimiterHealthAutoConfiguration {
 
 	private static final String BEAN_NAME = "rateLimiterHealthIndicator";

@@ -290,6 +290,27 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
+	void theSwitchReadsWhatSpringBootReadsAsABooleanAndATypoFailsStartup() {
+		for (String on : new String[] { "true", "on", "yes", "1", "TRUE" }) {
+			this.runner.withPropertyValues("limiter.enabled=" + on)
+				.run(context -> assertThat(context).as(on).hasSingleBean(RateLimiter.class).hasSingleBean(RateLimitAdvisor.class));
+		}
+		for (String off : new String[] { "off", "no", "0" }) {
+			this.runner.withPropertyValues("limiter.enabled=" + off)
+				.run(context -> assertThat(context).as(off).doesNotHaveBean(RateLimiter.class));
+		}
+		this.runner.withPropertyValues("limiter.enabled=ture")
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("Invalid limiter.enabled = 'ture': expected true or false"));
+		this.runner.withPropertyValues("management.health.ratelimiter.enabled=maybe")
+			.withConfiguration(org.springframework.boot.autoconfigure.AutoConfigurations.of(RateLimiterHealthAutoConfiguration.class))
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.hasStackTraceContaining("Invalid management.health.ratelimiter.enabled = 'maybe': expected true or false"));
+	}
+
+	@Test
 	void theAdviceRunsBeforeTransactionsByDefaultAndItsOrderIsConfigurable() {
 		this.runner.run(context -> assertThat(context.getBean(RateLimitAdvisor.class).getOrder())
 			.isLessThan(org.springframework.core.Ordered.LOWEST_PRECEDENCE));
