@@ -5,7 +5,9 @@
 
 -- The time to decide at, the start of its window, and the counts as seen from that window (a stored window may be
 -- this one or the last). A clock that went back behind the stored window decides as at that window's start (its
--- previous window then weighs in full): a window started afresh over the newer one's count would admit twice.
+-- previous window then weighs in full): a window started afresh over the newer one's count would admit twice. A
+-- stored window more than a window ahead, which no clock of this limit can be behind, was written under another
+-- length, whose number reads as another start here: the key starts afresh.
 local function counter_read(key, window, now)
   local v = kv_get(key)
   local s, c, pr
@@ -13,7 +15,11 @@ local function counter_read(key, window, now)
     s, c, pr = unpack_counts(v, 2)
     s = s * window
     if now < s then
-      now = s
+      if s - now <= window then
+        now = s
+      else
+        s = nil
+      end
     end
   end
   local start = math.floor(now / window) * window

@@ -790,6 +790,35 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aWindowMadeLongerOrTurnedIntoAnotherKindOfWindowNeverLocksItsKeysOut() {
+		// A window's key holds its window as a number of window lengths (or a calendar period's start): read under
+		// another length, it must not become a window centuries ahead, nor an expiry Redis refuses.
+		List<List<Limit>> retunings = List.of(
+				List.of(FixedWindow.of("stretched", 3, Duration.ofSeconds(1)), FixedWindow.of("stretched", 3, Duration.ofHours(1))),
+				List.of(SlidingWindowCounter.of("stretched-sc", 3, Duration.ofSeconds(1)),
+						SlidingWindowCounter.of("stretched-sc", 3, Duration.ofHours(1))),
+				List.of(FixedWindow.ofCalendar("daily-then-hourly", 3, CalendarUnit.DAY, PARIS),
+						FixedWindow.of("daily-then-hourly", 3, Duration.ofHours(1))),
+				List.of(FixedWindow.of("hourly-then-daily", 3, Duration.ofHours(1)),
+						FixedWindow.ofCalendar("hourly-then-daily", 3, CalendarUnit.DAY, PARIS)));
+		for (List<Limit> retuning : retunings) {
+			at(ms(100));
+			Limit before = retuning.get(0);
+			Limit after = retuning.get(1);
+			assertThat(this.limiter.acquire(before, "k").allowed()).as(before.toString()).isTrue();
+			int admitted = 0;
+			for (int i = 0; i < 5; i++) {
+				Decision decision = this.limiter.acquire(after, "k");
+				assertThat(decision.resetAfter()).as(after.toString()).isLessThanOrEqualTo(Duration.ofDays(1));
+				admitted += decision.allowed() ? 1 : 0;
+			}
+			assertThat(admitted).as(after.toString()).isBetween(2, 3);
+			this.clock.advance(Duration.ofDays(1).plusHours(1));
+			assertThat(this.limiter.acquire(after, "k").remaining()).as(after.toString()).isEqualTo(2);
+		}
+	}
+
+	@Test
 	void aSlidingLogTakesLargeCosts() {
 		Limit limit = SlidingWindowLog.of("bulk", 20_000, Duration.ofMinutes(1));
 		assertDecision(this.limiter.acquire(limit, "k", 12_000), true, 8_000, 0, Duration.ofMinutes(1));
