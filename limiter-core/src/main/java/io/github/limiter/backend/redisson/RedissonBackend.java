@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -43,14 +44,16 @@ import io.github.limiter.spi.RateLimiterBackend;
  * <li>a rate changed in configuration takes effect: the first use of a key in this JVM compares the stored rate with
  * the configured one and updates it in place, keeping the permits already taken ({@code trySetRate} alone keeps the
  * old rate forever; {@code setRate} alone wipes the state on every start);</li>
- * <li>keys expire: every rate is set with a keep-alive time of one interval, which Redisson renews on each acquire;
+ * <li>keys expire: every rate is set with a keep-alive time of one interval (at least a second, so that keys do not
+ * expire between the calls of one decision), which Redisson renews on each acquire;
  * {@code availablePermits}, which writes its count without a TTL, is followed by an expiry of all the limiter's
  * keys, so that neither a fresh key nor a stale count outlives the keep-alive;</li>
  * <li>{@link Limit.Scope#PER_INSTANCE} maps to {@link RateType#PER_CLIENT}, {@link Limit.Scope#SHARED} to
  * {@link RateType#OVERALL}.</li>
  * </ul>
  * There, a {@link TokenBucket} of capacity {@code C} refilling {@code R} per {@code P} becomes "{@code C} permits per
- * {@code P·C/R}", Redisson's sliding-window view of the same long-run rate and burst. {@code RRateLimiter} answers only
+ * {@code P·C/R}", Redisson's sliding-window view of the same long-run rate and burst, with that interval rounded to
+ * whole milliseconds, as Redisson stores it (said once per limit when that changes the rate). {@code RRateLimiter} answers only
  * yes or no, so remaining permits take one more script (and the expiry a third) and retry-after is an upper bound
  * (one interval). {@code RRateLimiter} has no warm-up: a token bucket with a warm-up always goes through the script.
  */
@@ -62,6 +65,9 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 
 	/** Whether the refusal to release an RRateLimiter's permits was said. */
 	private static final java.util.concurrent.atomic.AtomicBoolean RELEASE_WARNED = new java.util.concurrent.atomic.AtomicBoolean();
+
+	/** The limits whose rate Redisson rounds, said once each. */
+	private static final Set<String> ROUNDING_WARNED = ConcurrentHashMap.newKeySet();
 
 	private final RedissonClient redisson;
 
@@ -192,9 +198,42 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 
 	static RateLimiterConfig rateOf(TokenBucket bucket) {
 		RateType type = (bucket.scope() == Limit.Scope.PER_INSTANCE) ? RateType.PER_CLIENT : RateType.OVERALL;
-		long intervalMillis = Math.max(1, Math.round(bucket.refillPeriod().toMillis() * (double) bucket.capacity()
-				/ bucket.refillTokens()));
-		return new RateLimiterConfig(type, intervalMillis, bucket.capacity());
+		return new RateLimiterConfig(type, intervalMillis(bucket), bucket.capacity());
+	}
+
+	/** The {@code RRateLimiter} interval of a bucket, {@code P·C/R}, in the whole milliseconds it is stored in. */
+	private static long intervalMillis(TokenBucket bucket) {
+		return Math.max(1, Math.round(exactIntervalMillis(bucket)));
+	}
+
+	private static double exactIntervalMillis(TokenBucket bucket) {
+		return bucket.refillPeriod().toNanos() / 1e6 * bucket.capacity() / bucket.refillTokens();
+	}
+
+	/**
+	 * Says once per limit when its rate is not what Redisson stores: an {@code RRateLimiter} counts its interval in
+	 * whole milliseconds, so "1 per 1.25 ms" (800 per second) is stored as "1 per 1 ms" (1,000 per second).
+	 */
+	private void warnIfRounded(TokenBucket bucket) {
+		double exact = exactIntervalMillis(bucket);
+		long stored = intervalMillis(bucket);
+		if (Math.abs(stored - exact) <= exact * 1e-9 || ROUNDING_WARNED.size() >= MAX_CONFIGURED_KEYS
+				|| !ROUNDING_WARNED.add(bucket.name())) {
+			return;
+		}
+		logger.log(System.Logger.Level.WARNING, "Redisson RRateLimiter of limit '" + bucket.name() + "' stores "
+				+ bucket.capacity() + " permits per " + stored + " ms, not per " + exact + " ms as configured ("
+				+ String.format(java.util.Locale.ROOT, "%.1f%%", 100.0 * exact / stored) + " of the configured rate): "
+				+ "it counts its interval in whole milliseconds. Choose a capacity and rate whose interval, capacity / rate, "
+				+ "is whole milliseconds, or the SCRIPT token bucket mode, which is exact. Said once per limit.");
+	}
+
+	/** A keep-alive of at least this: keys that expire between the three calls of a decision fail it. */
+	private static final Duration MIN_KEEP_ALIVE = Duration.ofSeconds(1);
+
+	private static Duration keepAlive(RateLimiterConfig rate) {
+		Duration interval = Duration.ofMillis(rate.getRateInterval());
+		return (interval.compareTo(MIN_KEEP_ALIVE) < 0) ? MIN_KEEP_ALIVE : interval;
 	}
 
 	/**
@@ -212,12 +251,13 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 		}
 		boolean ownCountToRecount = known != null && wanted.getRateType() == RateType.PER_CLIENT;
 		Duration interval = Duration.ofMillis(wanted.getRateInterval());
-		return limiter.trySetRateAsync(wanted.getRateType(), wanted.getRate(), interval, interval)
+		Duration keepAlive = keepAlive(wanted);
+		return limiter.trySetRateAsync(wanted.getRateType(), wanted.getRate(), interval, keepAlive)
 			.thenCompose(created -> created ? CompletableFuture.completedFuture(null) : limiter.getConfigAsync()
 				.thenCompose(stored -> (sameRate(stored, wanted) && !ownCountToRecount)
 						? CompletableFuture.completedFuture(null)
 						: limiter.setRateAsync(RateLimiterArgs.of(wanted.getRateType(), wanted.getRate(), interval)
-							.keepAliveTime(interval)
+							.keepAliveTime(keepAlive)
 							.keepState(true))))
 			.thenAccept(done -> {
 				if (this.configured.size() >= MAX_CONFIGURED_KEYS) {
@@ -248,6 +288,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 			this.positions = List.of(position);
 			this.limiter = rateLimiter(request);
 			this.rate = rateOf((TokenBucket) request.limit());
+			warnIfRounded((TokenBucket) request.limit());
 		}
 
 		@Override
@@ -292,7 +333,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 				return verdict(operation);
 			}).thenCompose(stage -> stage);
 			long cost = this.request.cost();
-			Duration keepAlive = Duration.ofMillis(this.rate.getRateInterval());
+			Duration keepAlive = keepAlive(this.rate);
 			return verdict.thenCompose(allowed -> this.limiter.availablePermitsAsync()
 				// availablePermits writes its count without a TTL (on a fresh key, or when permits came back): expire
 				// every key of the limiter again, or a check would leave keys for ever and stale counts behind.

@@ -18,6 +18,7 @@ import io.github.limiter.LimitRequest;
 import io.github.limiter.RateLimiter;
 import io.github.limiter.algorithm.SlidingWindowLog;
 import io.github.limiter.algorithm.TokenBucket;
+import io.github.limiter.testsupport.LoggedWarnings;
 import io.github.limiter.testsupport.TestRedis;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -106,6 +107,41 @@ class RedissonRateLimiterTests {
 			admitted += limiter.acquire(limit, "k").allowed() ? 1 : 0;
 		}
 		return admitted;
+	}
+
+	@Test
+	void bucketsOfIntervalsShorterThanARoundTripDecideEveryCall() throws InterruptedException {
+		// 1 per 1 ms, 1 per 2 ms, 10 per 10 ms: keys kept alive one interval expired between a decision's three calls.
+		RateLimiter limiter = limiter(redisson);
+		for (TokenBucket bucket : List.of(TokenBucket.of("per-ms", 1, 1000, Duration.ofSeconds(1)),
+				TokenBucket.of("per-2ms", 1, 500, Duration.ofSeconds(1)),
+				TokenBucket.of("ten-per-10ms", 10, 1000, Duration.ofSeconds(1)))) {
+			for (int i = 0; i < 20; i++) {
+				assertThat(limiter.acquire(bucket, "k" + (i % 3)).allowed()).as("%s, call %d", bucket, i).isTrue();
+				Thread.sleep(i % 2 * 30);
+			}
+		}
+	}
+
+	@Test
+	void aRateRedissonStoresRoundedIsSaidOnceAndAWholeOneNever() {
+		RateLimiter limiter = limiter(redisson);
+		try (LoggedWarnings warnings = LoggedWarnings.of(RedissonBackend.class)) {
+			// 800 per second: 1 per 1.25 ms, stored as 1 per 1 ms.
+			Limit rounded = TokenBucket.of("rounded", 1, 800, Duration.ofSeconds(1));
+			limiter.acquire(rounded, "a");
+			limiter.acquire(rounded, "b");
+			limiter.acquire(TokenBucket.of("whole", 5, 1000, Duration.ofSeconds(1)), "a");
+			assertThat(warnings.messages()).filteredOn(message -> message.contains("stores"))
+				.containsExactly("Redisson RRateLimiter of limit 'rounded' stores 1 permits per 1 ms, not per 1.25 ms as "
+						+ "configured (125.0% of the configured rate): it counts its interval in whole milliseconds. "
+						+ "Choose a capacity and rate whose interval, capacity / rate, is whole milliseconds, or the SCRIPT "
+						+ "token bucket mode, which is exact. Said once per limit.");
+		}
+		assertThat(RedissonBackend.rateOf(TokenBucket.of("rounded", 1, 800, Duration.ofSeconds(1))).getRateInterval())
+			.isEqualTo(1);
+		assertThat(RedissonBackend.rateOf(TokenBucket.of("sub-ms-period", 10, 10, Duration.ofNanos(1_999_000)))
+			.getRateInterval()).as("the period in nanoseconds, not truncated to 1 ms first").isEqualTo(2);
 	}
 
 	@Test
