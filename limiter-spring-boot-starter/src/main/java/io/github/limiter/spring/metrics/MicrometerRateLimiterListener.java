@@ -32,7 +32,9 @@ import io.github.limiter.event.RateLimiterListener;
  * <li>{@code limiter.decision.duration} (timer): how long the backend took, tagged {@code backend},
  * {@code operation} and {@code outcome}.</li>
  * </ul>
- * Never tagged by the resolved key (user, IP, SKU): the number of meters stays that of the limits.
+ * Never tagged by the resolved key (user, IP, SKU): the number of meters stays that of the limits, and at most
+ * {@value #MAX_LIMITS} limit names are tagged one by one (further names, made per call in code, count as
+ * {@code limit=(other)}).
  */
 public class MicrometerRateLimiterListener implements RateLimiterListener {
 
@@ -49,6 +51,18 @@ public class MicrometerRateLimiterListener implements RateLimiterListener {
 	private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
 	private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+	/** The most limit names tagged one by one. */
+	static final int MAX_LIMITS = 1_000;
+
+	/** The {@code limit} tag of the decisions of names beyond {@link #MAX_LIMITS}. */
+	static final String OTHER = "(other)";
+
+	private static final System.Logger logger = System.getLogger(MicrometerRateLimiterListener.class.getName());
+
+	private final java.util.Set<String> names = ConcurrentHashMap.newKeySet();
+
+	private final java.util.concurrent.atomic.AtomicBoolean overflowSaid = new java.util.concurrent.atomic.AtomicBoolean();
 
 	/**
 	 * Creates a listener.
@@ -113,16 +127,38 @@ public class MicrometerRateLimiterListener implements RateLimiterListener {
 	}
 
 	private Counter counter(MeterRegistry registry, Limit limit, Operation operation, String outcome) {
-		String name = limit.name();
-		String key = name + '\u0000' + operation + '\u0000' + outcome;
+		String name = tagOf(limit.name());
+		String algorithm = limit.algorithm().name().toLowerCase(Locale.ROOT).replace('_', '-');
+		String key = name + '\u0000' + algorithm + '\u0000' + operation + '\u0000' + outcome;
 		return this.counters.computeIfAbsent(key, k -> Counter.builder(DECISIONS)
 			.description("Rate limiter decisions")
 			.tag("limit", name)
-			.tag("algorithm", limit.algorithm().name().toLowerCase(Locale.ROOT).replace('_', '-'))
+			.tag("algorithm", algorithm)
 			.tag("backend", this.backend)
 			.tag("operation", operation.name().toLowerCase(Locale.ROOT))
 			.tag("outcome", outcome)
 			.register(registry));
+	}
+
+	/**
+	 * A limit's {@code limit} tag: its name, for the first {@value #MAX_LIMITS} names; beyond, limits named in code
+	 * per call (a name per user, say) are counted together as {@value #OTHER}, said once, so that the meters stay
+	 * bounded.
+	 */
+	private String tagOf(String name) {
+		if (this.names.contains(name)) {
+			return name;
+		}
+		if (this.names.size() < MAX_LIMITS) {
+			this.names.add(name);
+			return name;
+		}
+		if (this.overflowSaid.compareAndSet(false, true)) {
+			logger.log(System.Logger.Level.WARNING, "Rate limiter metrics: more than " + MAX_LIMITS + " limit names seen;"
+					+ " the decisions of limit '" + name + "' and of every further name are counted under limit='" + OTHER
+					+ "'. Name limits by what they limit, and put the user, IP or item in the key. Said once.");
+		}
+		return OTHER;
 	}
 
 	private Timer timer(MeterRegistry registry, Operation operation, String outcome) {
