@@ -114,12 +114,28 @@ public class RateLimitersEndpoint {
 	}
 
 	/**
-	 * One limit.
+	 * One limit, or one key's state when {@code ?key=} names a key, which a path cannot hold: one with a {@code /} (an
+	 * IPv6 client's network, {@code ::/64}), or the empty key.
 	 * @param name the limit's name
-	 * @return the limit, or {@code null} (404) when unknown
+	 * @param key a key, or {@code null} for the limit
+	 * @return the limit, or the key's state as {@link #key} answers it; a 404 when the limit is unknown
 	 */
 	@ReadOperation
-	public LimitDescriptor limit(@Selector String name) {
+	public WebEndpointResponse<Object> limit(@Selector String name, @Nullable String key) {
+		if (key != null) {
+			return key(name, key);
+		}
+		LimitDescriptor descriptor = limit(name);
+		return (descriptor != null) ? new WebEndpointResponse<>(descriptor)
+				: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+	}
+
+	/**
+	 * One limit.
+	 * @param name the limit's name
+	 * @return the limit, or {@code null} when unknown
+	 */
+	public LimitDescriptor limit(String name) {
 		LimitDescriptor descriptor = collect().get(name);
 		if (descriptor != null && "".equals(descriptor.keyExpression())) {
 			try {

@@ -91,6 +91,20 @@ class WebRedisIntegrationTests {
 	}
 
 	@Test
+	void aKeyAPathCannotHoldIsReadByAParameter() throws Exception {
+		get("/keyless");
+		HttpResponse<String> empty = get("/actuator/ratelimiters/keyless?key=");
+		assertThat(empty.statusCode()).isEqualTo(200);
+		assertThat(empty.body()).contains("\"key\":\"\"").contains("\"available\":0");
+		// An IPv6 client's network, as a limit keyed by #ip stores it.
+		HttpResponse<String> network = get("/actuator/ratelimiters/keyless?key=2001%3Adb8%3A1%3A2%3A%3A%2F64");
+		assertThat(network.statusCode()).isEqualTo(200);
+		assertThat(network.body()).contains("\"key\":\"2001:db8:1:2::/64\"").contains("\"available\":1");
+		assertThat(get("/actuator/ratelimiters/nowhere?key=a%2Fb").statusCode()).isEqualTo(404);
+		assertThat(get("/actuator/ratelimiters/keyless").body()).contains("\"name\":\"keyless\"");
+	}
+
+	@Test
 	void theRedisBackendIsUsed() {
 		assertThat(this.rateLimiter.backend()).isInstanceOf(GuardedBackend.class);
 		assertThat(((GuardedBackend) this.rateLimiter.backend()).delegate()).isInstanceOf(RedisScriptBackend.class);
