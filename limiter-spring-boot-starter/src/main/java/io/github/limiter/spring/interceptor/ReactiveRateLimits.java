@@ -33,7 +33,7 @@ final class ReactiveRateLimits {
 			Class<?> targetClass) {
 		ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance()
 			.getAdapter(invocation.getMethod().getReturnType());
-		Caller outside = Caller.current();
+		Caller outside = assembled(Caller.current(), limited);
 		Mono<RateLimitInterceptor.Call> call = Mono.deferContextual(context -> context
 			.<Mono<Caller>>getOrEmpty(Caller.CONTEXT_KEY)
 			.orElseGet(() -> Mono.just(outside))
@@ -65,6 +65,38 @@ final class ReactiveRateLimits {
 		}
 		return adapter.fromPublisher(admitted.flatMap(next -> (next instanceof Proceed proceed) ? proceed.mono()
 				: Mono.from(((Fallback) next).publisher(adapter))));
+	}
+
+	/**
+	 * The caller of a servlet request as it is while the call is assembled, on the request's thread: the publisher may
+	 * be subscribed on another thread (a retry, {@code subscribeOn}), which has no security context, or after the
+	 * request ended, when the container has recycled its request object. Its address, principal and whether the method
+	 * is the request's handler are read now; {@code #request} stays the request itself. Elsewhere (no request on this
+	 * thread) the caller as it is.
+	 */
+	private static Caller assembled(Caller caller, RateLimitedMethod limited) {
+		return (caller.request() != null) ? new Assembled(caller, caller.ip(), caller.principal(),
+				caller.handles(limited.method())) : caller;
+	}
+
+	private record Assembled(Caller caller, String ip, java.security.Principal principal, boolean handler)
+			implements Caller {
+
+		@Override
+		public Object request() {
+			return this.caller.request();
+		}
+
+		@Override
+		public boolean handles(java.lang.reflect.Method method) {
+			return this.handler;
+		}
+
+		@Override
+		public void describe(io.github.limiter.Decision decision, java.util.List<io.github.limiter.LimitRequest> requests) {
+			this.caller.describe(decision, requests);
+		}
+
 	}
 
 	/** What a fallback returned: the same reactive type as the method, or {@code null}. */
