@@ -77,7 +77,8 @@ public class RateLimiterProperties {
 	private final Map<String, Policy> policies = new LinkedHashMap<>();
 
 	/**
-	 * Whether every limit runs in shadow mode: decided and counted, never rejecting.
+	 * Whether every limit runs in shadow mode: decided and counted, never rejecting; but for the limits that count
+	 * only failures ({@code recordOn}, {@code recordIf}), which guard against guessing and keep refusing.
 	 */
 	private boolean shadow;
 

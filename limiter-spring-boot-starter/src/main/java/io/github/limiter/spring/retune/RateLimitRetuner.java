@@ -1,7 +1,9 @@
 package io.github.limiter.spring.retune;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -154,6 +156,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		try {
 			RateLimiterProperties fresh = bind(this.environment);
 			apply(this.source.retuning(fresh, this.overrides), "the environment changed");
+			sayWhatWaitsForARestart(this.properties, fresh);
 			this.properties = fresh;
 			// Overrides refused under the old settings may be valid under the new ones.
 			this.refused = null;
@@ -163,6 +166,50 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 			logger.log(System.Logger.Level.ERROR, "The environment changed, but the limits stay as they were: "
 					+ ex.getMessage());
 			return false;
+		}
+	}
+
+	/**
+	 * The settings read once, when the application starts: the backend and its client, the guard, the interceptor's
+	 * keys and headers. A refresh applies the limits' own settings (policies, defaults, {@code shadow},
+	 * {@code failure.policy}, the annotations' placeholders); the others wait for a restart, which is said.
+	 */
+	private static Map<String, Object> readAtStartup(RateLimiterProperties properties) {
+		Map<String, Object> settings = new LinkedHashMap<>();
+		settings.put("limiter.enabled", properties.isEnabled());
+		settings.put("limiter.backend", properties.getBackend());
+		settings.put("limiter.key-prefix", properties.getKeyPrefix());
+		settings.put("limiter.empty-key", properties.getEmptyKey());
+		settings.put("limiter.ipv6-prefix-length", properties.getIpv6PrefixLength());
+		settings.put("limiter.headers.enabled", properties.getHeaders().isEnabled());
+		settings.put("limiter.aop.order", properties.getAop().getOrder());
+		settings.put("limiter.failure.deadline", properties.getFailure().getDeadline());
+		settings.put("limiter.failure.max-deadline", properties.getFailure().getMaxDeadline());
+		settings.put("limiter.failure.heartbeat", properties.getFailure().getHeartbeat());
+		settings.put("limiter.failure.expected-instances", properties.getFailure().getExpectedInstances());
+		settings.put("limiter.failure.open-duration", properties.getFailure().getOpenDuration());
+		settings.put("limiter.local.clock", properties.getLocal().getClock());
+		settings.put("limiter.local.max-keys", properties.getLocal().getMaxKeys());
+		settings.put("limiter.redisson.token-bucket-mode", properties.getRedisson().getTokenBucketMode());
+		settings.put("limiter.redis.coalesce", properties.getRedis().isCoalesce());
+		settings.put("limiter.redis.denial-cache-size", properties.getRedis().getDenialCacheSize());
+		settings.put("limiter.retune.refresh", properties.getRetune().getRefresh());
+		settings.put("limiter.retune.timeout", properties.getRetune().getTimeout());
+		return settings;
+	}
+
+	private static void sayWhatWaitsForARestart(RateLimiterProperties before, RateLimiterProperties after) {
+		Map<String, Object> was = readAtStartup(before);
+		Map<String, Object> now = readAtStartup(after);
+		List<String> changed = new ArrayList<>();
+		now.forEach((name, value) -> {
+			if (!Objects.equals(value, was.get(name))) {
+				changed.add(name + " = " + value + " (in force: " + was.get(name) + ")");
+			}
+		});
+		if (!changed.isEmpty()) {
+			logger.log(System.Logger.Level.WARNING, "The environment changed settings that are read when the "
+					+ "application starts, and apply after a restart only: " + String.join(", ", changed));
 		}
 	}
 

@@ -73,6 +73,21 @@ class RetuneTests {
 	}
 
 	@Test
+	void settingsReadAtStartupThatAnEnvironmentChangeCannotApplyAreSaid() {
+		this.runner.run(context -> {
+			try (io.github.limiter.testsupport.LoggedWarnings warnings = io.github.limiter.testsupport.LoggedWarnings
+				.of(RateLimitRetuner.class)) {
+				changeEnvironment(context, "limiter.policies.api.max=5", "limiter.empty-key=reject",
+						"limiter.headers.enabled=false");
+				assertThat(warnings.messages()).containsExactly("The environment changed settings that are read when the "
+						+ "application starts, and apply after a restart only: limiter.empty-key = REJECT (in force: "
+						+ "SHARED), limiter.headers.enabled = false (in force: true)");
+			}
+			assertThat(operation(context).limit().capacity()).as("the limit's own setting applies").isEqualTo(5);
+		});
+	}
+
+	@Test
 	void aRuntimeOverrideWinsOverEverySettingAndCanBeRemoved() {
 		this.runner.run(context -> {
 			Api api = context.getBean(Api.class);
