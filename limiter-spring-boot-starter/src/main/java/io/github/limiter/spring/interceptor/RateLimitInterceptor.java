@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -123,14 +124,25 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			throw mustNotBlock(limited);
 		}
 		Call call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, caller(limited));
-		Admission admission = await(admit(call));
+		Admission admission;
+		try {
+			admission = await(admit(call));
+		}
+		catch (InterruptedException ex) {
+			throw interrupted(call, ex);
+		}
 		if (admission.rejection() != null) {
 			return rejected(call, admission.rejection());
 		}
 		describe(call, admission.decision(), admission.requests());
 		if (admission.delayNanos() > 0) {
 			// A queueing leaky bucket admitted the call on condition that it waits for its turn.
-			TimeUnit.NANOSECONDS.sleep(admission.delayNanos());
+			try {
+				TimeUnit.NANOSECONDS.sleep(admission.delayNanos());
+			}
+			catch (InterruptedException ex) {
+				throw interrupted(call, ex);
+			}
 		}
 		if (call.checked.isEmpty()) {
 			return invocation.proceed();
@@ -163,11 +175,32 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	private static Admission await(CompletableFuture<Admission> admitted) throws Throwable {
 		try {
 			// Bounded: the guard answers within its deadline, and a wait within maxWait.
-			return admitted.join();
+			return admitted.get();
 		}
-		catch (CompletionException ex) {
+		catch (java.util.concurrent.ExecutionException ex) {
 			throw (ex.getCause() != null) ? ex.getCause() : ex;
 		}
+	}
+
+	/**
+	 * A call whose thread was interrupted while it waited for its decision, a permit ({@code maxWait}) or its turn in
+	 * a queue: it is not made, and what it took goes back, as for a subscriber that cancels. The method's caller gets
+	 * the {@link InterruptedException} when the method declares it, and otherwise a {@link CancellationException}
+	 * with the thread's interrupt status set again (a checked exception the method does not declare would reach it
+	 * as an {@code UndeclaredThrowableException}).
+	 */
+	private Exception interrupted(Call call, InterruptedException interruption) {
+		cancelled(call);
+		for (Class<?> declared : call.limited.method().getExceptionTypes()) {
+			if (declared.isAssignableFrom(InterruptedException.class)) {
+				return interruption;
+			}
+		}
+		Thread.currentThread().interrupt();
+		CancellationException cancellation = new CancellationException("Interrupted while " + call.limited.description()
+				+ " waited for its permit or its turn; it was not called, and what it took was given back");
+		cancellation.initCause(interruption);
+		return cancellation;
 	}
 
 	private Object limitStage(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass) {
@@ -188,7 +221,17 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		CompletableFuture<Object> result = new CompletableFuture<>();
 		Executor executor = this.continuations.get();
 		Object[] outcome = new Object[1];
+		// A caller that cancels the stage while the call waits (for its decision, a permit or its turn) is gone: the
+		// wait stops, what the call took goes back, and the method is not called.
+		result.whenComplete((value, failure) -> {
+			if (failure instanceof CancellationException && !call.ran) {
+				cancelled(call);
+			}
+		});
 		Runnable proceed = ThreadContexts.wrap(() -> {
+			if (!running(call)) {
+				return;
+			}
 			try {
 				proceedStage(invocation, call, (Admission) outcome[0]).whenComplete((value, failure) -> {
 					if (failure != null) {
@@ -242,8 +285,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			}
 		}
 		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return CompletableFuture.failedFuture(ex);
+			return CompletableFuture.failedFuture(interrupted(call, ex));
 		}
 		catch (Throwable failure) {
 			return CompletableFuture.failedFuture(failure);
