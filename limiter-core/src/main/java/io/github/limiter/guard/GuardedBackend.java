@@ -782,13 +782,20 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 	}
 
+	/** The shortest wait for a reset. */
+	private static final Duration RESET_WAIT = Duration.ofSeconds(2);
+
 	@Override
 	public CompletionStage<Void> resetAsync(Limit limit, String key) {
 		this.local.resetAsync(limit, key);
-		return DEADLINES.within(call(() -> this.delegate.resetAsync(limit, key)),
-				Math.max(this.deadline.ceiling().toNanos(), TimeUnit.SECONDS.toNanos(1)))
+		// As long as a read of a key's state may take (a reset is an operator's, who would rather wait than retry).
+		long waitNanos = Math.max(this.deadline.ceiling().toNanos(), RESET_WAIT.toNanos());
+		return DEADLINES.within(call(() -> this.delegate.resetAsync(limit, key)), waitNanos)
 			.exceptionally(failure -> {
-				throw new BackendException("could not reset " + limit.name() + " for '" + key + "'", unwrap(failure));
+				Throwable cause = unwrap(failure);
+				String why = (cause instanceof TimeoutException)
+						? ": no answer within " + TimeUnit.NANOSECONDS.toMillis(waitNanos) + " ms" : "";
+				throw new BackendException("could not reset " + limit.name() + " for '" + key + "'" + why, cause);
 			});
 	}
 

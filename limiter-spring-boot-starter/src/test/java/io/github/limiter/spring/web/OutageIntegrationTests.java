@@ -135,7 +135,7 @@ class OutageIntegrationTests {
 				.DELETE()
 				.build(), HttpResponse.BodyHandlers.ofString());
 			assertThat(reset.statusCode()).isEqualTo(503);
-			assertThat(reset.body()).contains("could not reset local for 'somebody'")
+			assertThat(reset.body()).contains("could not reset local for 'somebody': no answer within 2000 ms")
 				.contains("the reset may still land once the store answers");
 			Timed health = get("/actuator/health/rateLimiter");
 			assertThat(health.response().body()).contains("\"status\":\"DEGRADED\"").contains("\"circuit\":\"OPEN\"");
