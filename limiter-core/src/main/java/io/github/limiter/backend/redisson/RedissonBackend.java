@@ -51,6 +51,8 @@ import io.github.limiter.spi.RateLimiterBackend;
  * <li>{@link Limit.Scope#PER_INSTANCE} maps to {@link RateType#PER_CLIENT}, {@link Limit.Scope#SHARED} to
  * {@link RateType#OVERALL}.</li>
  * </ul>
+ * {@code RRateLimiter} sends the client's clock to its script, so instances whose clocks disagree share a limit
+ * badly: one ahead admits beyond it and makes the others wait. The script mode reads the Redis time.
  * There, a {@link TokenBucket} of capacity {@code C} refilling {@code R} per {@code P} becomes "{@code C} permits per
  * {@code P·C/R}", Redisson's sliding-window view of the same long-run rate and burst, with that interval rounded to
  * whole milliseconds, as Redisson stores it (said once per limit when that changes the rate). {@code RRateLimiter} answers only

@@ -665,7 +665,8 @@ public class RateLimiterProperties {
 
 		/**
 		 * How token buckets are enforced: script (the default: the exact GCRA script of the other algorithms, one
-		 * call per decision) or rate-limiter (Redisson's RRateLimiter, for limiters shared with other Redisson code).
+		 * call per decision) or rate-limiter (Redisson's RRateLimiter, for limiters shared with other Redisson code;
+		 * it reads each instance's clock, not Redis's, so instances' clocks must agree).
 		 */
 		private RedissonBackend.TokenBucketMode tokenBucketMode = RedissonBackend.TokenBucketMode.SCRIPT;
 
