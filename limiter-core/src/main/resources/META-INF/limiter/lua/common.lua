@@ -9,6 +9,10 @@ local ALGORITHMS = {}
 -- numeric text into a number in arithmetic, at half the cost of a call of tonumber).
 local virtual_time = ARGV[1] ~= ''
 
+-- How far back the Redis time may go (a failover to a replica whose clock is behind) and a window's stored state still
+-- be taken for this limit's, in microseconds: an hour. A window stored further ahead was written under another length.
+local CLOCK_BACK = 3600000000
+
 -- A time-to-live in milliseconds for a duration in microseconds, rounded up, at least 1, as text: Redis would print a
 -- number with '%.17g', which costs twice '%d'. Under a virtual time the real clock that expires keys is unrelated
 -- to the script's time, so keys then live at least a minute.

@@ -50,13 +50,15 @@ end
 
 -- The window of now (start, end), the count it holds (the stored count if the key holds this window, else 0) and
 -- the time to decide at: a clock that went back behind the stored window decides as at that window's start (an
--- older window started afresh over the newer one's count would admit its permits twice). A stored window that no
--- clock of this limit can be behind (more than a window ahead, or not one of its calendar periods) was written under
--- another length or calendar, whose number reads as another start here: the key starts afresh.
+-- older window started afresh over the newer one's count would admit its permits twice). A stored window further
+-- ahead than a clock goes back (CLOCK_BACK, common.lua, or a window when longer), or that is not one of the calendar
+-- periods the client describes, was written under another length or calendar, whose number reads as another start
+-- here (one ahead by years for a window made twice as long): the key starts afresh.
 local function fixed_current(key, code, p, now)
   local s, c = fixed_read(key, code, p)
   if s and now < s then
-    if (code == 'fw' and s - now <= p[2]) or (code ~= 'fw' and (s == p[3] or s == p[4])) then
+    if (code == 'fw' and s - now <= math.max(p[2], CLOCK_BACK))
+        or (code ~= 'fw' and (s == p[2] or s == p[3] or s == p[4])) then
       now = s
     else
       s = nil

@@ -6,8 +6,8 @@
 -- The time to decide at, the start of its window, and the counts as seen from that window (a stored window may be
 -- this one or the last). A clock that went back behind the stored window decides as at that window's start (its
 -- previous window then weighs in full): a window started afresh over the newer one's count would admit twice. A
--- stored window more than a window ahead, which no clock of this limit can be behind, was written under another
--- length, whose number reads as another start here: the key starts afresh.
+-- stored window further ahead than a clock goes back (CLOCK_BACK, common.lua, or a window when longer) was written
+-- under another length, whose number reads as another start here: the key starts afresh.
 local function counter_read(key, window, now)
   local v = kv_get(key)
   local s, c, pr
@@ -15,7 +15,7 @@ local function counter_read(key, window, now)
     s, c, pr = unpack_counts(v, 2)
     s = s * window
     if now < s then
-      if s - now <= window then
+      if s - now <= math.max(window, CLOCK_BACK) then
         now = s
       else
         s = nil
