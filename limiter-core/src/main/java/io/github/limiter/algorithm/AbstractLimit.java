@@ -3,6 +3,7 @@ package io.github.limiter.algorithm;
 import java.time.Duration;
 import java.util.Objects;
 
+import io.github.limiter.Decision;
 import io.github.limiter.Limit;
 
 /**
@@ -91,19 +92,19 @@ public abstract class AbstractLimit<S> implements Limit {
 	public abstract S record(S state, long nowMicros, long cost);
 
 	/**
-	 * Gives back what an admitted call of the given cost took when it was decided at {@code chargedAtMicros}, as far as
-	 * the state still holds it: a window only while it is the window charged (a sliding counter's also once it is the
-	 * previous one), a log the entries of that instant, a bucket the cost's time. Never leaves more room than if the
-	 * call had not come. The same as the {@code refund} of the algorithm's Lua file.
+	 * Gives back what an admitted call of the given cost took, as far as the state still holds it: a window only while
+	 * it is the window charged (a sliding counter's also once it is the previous one), a log the entries of that
+	 * instant, a bucket the cost's time. Never leaves more room than if the call had not come. The same as the
+	 * {@code refund} of the algorithm's Lua file.
 	 * @param state the stored state, or {@code null}
 	 * @param nowMicros the current time
 	 * @param cost the permits the call took
-	 * @param chargedAtMicros the time of the decision that admitted it
-	 * @param token what {@link #token} named the call's permits when it was admitted ({@code null} for algorithms that
-	 * count permits rather than keep them one by one)
+	 * @param charged the decision that admitted it, on this limit: its time, its reset-after (which tells a bucket
+	 * whether the state is still the one the call left) and its token (what {@link #token} named the call's permits;
+	 * {@code null} for algorithms that count permits rather than keep them one by one)
 	 * @return the new state (the same when there is nothing to give back)
 	 */
-	public abstract S refund(S state, long nowMicros, long cost, long chargedAtMicros, String token);
+	public abstract S refund(S state, long nowMicros, long cost, Decision charged);
 
 	/**
 	 * Names the permits an admitted call has just added to the state, so that its refund takes back those and no

@@ -1,5 +1,7 @@
 package io.github.limiter.algorithm;
 
+import io.github.limiter.Decision;
+
 import java.time.DayOfWeek;
 import java.time.Duration;
 import java.time.ZoneId;
@@ -170,8 +172,8 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 	}
 
 	@Override
-	public State refund(State state, long now, long cost, long chargedAt, String token) {
-		if (state == null || state.start != windowStart(chargedAt)) {
+	public State refund(State state, long now, long cost, Decision charged) {
+		if (state == null || state.start != windowStart(charged.timeMicros())) {
 			// The window charged has ended: the permits left with it.
 			return state;
 		}

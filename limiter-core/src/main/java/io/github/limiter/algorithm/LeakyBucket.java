@@ -218,8 +218,8 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	}
 
 	@Override
-	public GcraState refund(GcraState tat, long now, long cost, long chargedAt, String token) {
-		return this.gcra.refund(tat, now, cost, chargedAt);
+	public GcraState refund(GcraState tat, long now, long cost, Decision charged) {
+		return this.gcra.refund(tat, now, cost, charged.timeMicros(), charged.resetAfterMicros());
 	}
 
 	@Override

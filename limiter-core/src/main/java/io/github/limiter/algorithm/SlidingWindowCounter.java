@@ -1,5 +1,7 @@
 package io.github.limiter.algorithm;
 
+import io.github.limiter.Decision;
+
 import java.time.Duration;
 import java.util.List;
 
@@ -118,12 +120,12 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 	}
 
 	@Override
-	public State refund(State state, long now, long cost, long chargedAt, String token) {
-		long charged = Math.floorDiv(chargedAt, this.windowMicros) * this.windowMicros;
-		if (state != null && state.start == charged) {
+	public State refund(State state, long now, long cost, Decision charged) {
+		long window = Math.floorDiv(charged.timeMicros(), this.windowMicros) * this.windowMicros;
+		if (state != null && state.start == window) {
 			return new State(state.start, Math.max(0, state.current - cost), state.previous);
 		}
-		if (state != null && state.start == charged + this.windowMicros) {
+		if (state != null && state.start == window + this.windowMicros) {
 			return new State(state.start, state.current, Math.max(0, state.previous - cost));
 		}
 		return state;

@@ -1,5 +1,7 @@
 package io.github.limiter.algorithm;
 
+import io.github.limiter.Decision;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Arrays;
@@ -118,8 +120,8 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 
 	/** Removes the call's own entries, those its token names, wherever they are; none when they have gone. */
 	@Override
-	public State refund(State state, long now, long cost, long chargedAt, String token) {
-		long first = serial(token);
+	public State refund(State state, long now, long cost, Decision charged) {
+		long first = serial(charged.token());
 		if (state == null || first < 0) {
 			return state;
 		}

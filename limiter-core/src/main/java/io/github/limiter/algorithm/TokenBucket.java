@@ -1,5 +1,7 @@
 package io.github.limiter.algorithm;
 
+import io.github.limiter.Decision;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -173,8 +175,8 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	}
 
 	@Override
-	public GcraState refund(GcraState tat, long now, long cost, long chargedAt, String token) {
-		return this.gcra.refund(tat, now, cost, chargedAt);
+	public GcraState refund(GcraState tat, long now, long cost, Decision charged) {
+		return this.gcra.refund(tat, now, cost, charged.timeMicros(), charged.resetAfterMicros());
 	}
 
 	@Override

@@ -322,6 +322,32 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aRefundOfTheLastCallOnABucketGivesBackTheWholeOfItsTime() {
+		// 1 per second, 10 at most, 5 owed: a call queued behind them has drained nothing of its own time, so when no
+		// call came since (the state is the one it left), its refund leaves the bucket as if it had not come. A review
+		// saw calls that another limit rejected, refunded one round trip later, drain a user's bucket four times faster
+		// than its rate, each losing that round trip.
+		Limit limit = TokenBucket.of("refund-last", 10, 1, Duration.ofSeconds(1));
+		List<LimitRequest> request = List.of(LimitRequest.of(limit, "k"));
+		assertThat(this.limiter.acquire(limit, "k", 5).allowed()).isTrue();
+		at(ms(1000));
+		Decision last = this.limiter.acquire(limit, "k");
+		assertThat(last.resetAfter()).isEqualTo(Duration.ofSeconds(5));
+		at(ms(1500));
+		this.limiter.refund(request, last);
+		// 3.5 s owed, as without the call (4 s had it drained half a second of its own); a check answers as if it took.
+		assertThat(this.limiter.check(limit, "k").resetAfter()).isEqualTo(ms(4500));
+		// Once another call has changed the state, a refund gives back only what is sure not to have drained.
+		Decision next = this.limiter.acquire(limit, "k");
+		Decision after = this.limiter.acquire(limit, "k");
+		at(ms(1700));
+		this.limiter.refund(request, next);
+		assertThat(this.limiter.check(limit, "k").resetAfter()).as("the whole second but the 0.2 s since")
+			.isEqualTo(ms(5500));
+		assertThat(after.allowed()).isTrue();
+	}
+
+	@Test
 	void aRefundAfterAnEarlierRefundNeverServesTwoCallsAtOnce() {
 		// One call a minute, three may queue. A refund counts from its decision: a call's place in the queue moves when
 		// a call before it gives up, and only the time since the decision is sure to have drained (a review found

@@ -421,12 +421,12 @@ public final class LocalBackend implements RateLimiterBackend {
 	public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
 		List<Decision> parts = RateLimiterBackend.parts(requests, acquired);
 		for (int i = 0; i < parts.size(); i++) {
-			refund(requests.get(i), parts.get(i).timeMicros(), parts.get(i).token());
+			refund(requests.get(i), parts.get(i));
 		}
 		return CompletableFuture.completedFuture(null);
 	}
 
-	private void refund(LimitRequest request, long chargedAt, String token) {
+	private void refund(LimitRequest request, Decision charged) {
 		AbstractLimit<Object> limit = algorithm(request.limit());
 		Entry entry = this.entries.getIfPresent(StoreKey.of(request));
 		int spins = 0;
@@ -441,7 +441,7 @@ public final class LocalBackend implements RateLimiterBackend {
 				spins = spin(spins);
 				continue;
 			}
-			Object next = limit.refund(state, this.clock.nowMicros(), request.cost(), chargedAt, token);
+			Object next = limit.refund(state, this.clock.nowMicros(), request.cost(), charged);
 			if (next == state || STATE.compareAndSet(entry, state, next)) {
 				return;
 			}

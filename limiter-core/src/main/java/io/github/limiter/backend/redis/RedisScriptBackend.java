@@ -364,7 +364,11 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		}
 		List<CompletableFuture<?>> refunds = new ArrayList<>();
 		for (ScriptUnit unit : units(requests, positions, token)) {
-			refunds.add(unit.refund(parts.get(unit.positions().get(0)).timeMicros()).toCompletableFuture());
+			List<Decision> charged = new ArrayList<>(unit.positions().size());
+			for (int position : unit.positions()) {
+				charged.add(parts.get(position));
+			}
+			refunds.add(unit.refund(charged).toCompletableFuture());
 		}
 		return CompletableFuture.allOf(refunds.toArray(CompletableFuture[]::new));
 	}
@@ -435,8 +439,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 		private final List<String> keys;
 
-		/** Redis time of this unit's last decision: a refund gives back to the window charged then. */
-		private volatile long chargedAt;
+		/** This unit's last decision, one per limit: a refund gives back what it charged. */
+		private volatile List<Decision> charged;
 
 		ScriptUnit(List<LimitRequest> requests, List<Integer> positions, String now, String token) {
 			this.requests = requests;
@@ -464,7 +468,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 			ScriptCall call = call(operationCode(operation));
 			return execute(call).thenApply(reply -> {
 				List<Decision> decisions = call.decode(reply).get(0);
-				this.chargedAt = decisions.get(0).timeMicros();
+				this.charged = decisions;
 				return decisions;
 			});
 		}
@@ -477,11 +481,19 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 		@Override
 		public CompletionStage<List<Decision>> refund() {
-			return refund(this.chargedAt);
+			return refund(this.charged);
 		}
 
-		CompletionStage<List<Decision>> refund(long chargedAt) {
-			ScriptCall call = call("f" + chargedAt);
+		/**
+		 * Gives back what the decisions took: the operation names their Redis time, then each limit's reset-after, by
+		 * which a bucket tells whether its state is still the one the call left ({@code f<time>/<reset>,<reset>}).
+		 */
+		CompletionStage<List<Decision>> refund(List<Decision> charged) {
+			StringBuilder operation = new StringBuilder("f").append(charged.get(0).timeMicros()).append('/');
+			for (int i = 0; i < charged.size(); i++) {
+				operation.append((i > 0) ? "," : "").append(charged.get(i).resetAfterMicros());
+			}
+			ScriptCall call = call(operation.toString());
 			return improving(this.keys, () -> execute(call).thenApply(reply -> call.decode(reply).get(0)));
 		}
 
