@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import io.github.limiter.Decision;
@@ -243,6 +244,17 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 	private CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args,
 			Object what) {
+		return execute(script, keys, args, what, 0);
+	}
+
+	/**
+	 * A script call on keys of a Redis Cluster slot that is moving between masters is refused with {@code TRYAGAIN}
+	 * while some of its keys have moved and others not; Redis runs nothing then, so the call is sent again, every
+	 * {@value #TRY_AGAIN_MILLIS} ms, {@value #TRY_AGAIN_TIMES} times at most (the guard's deadline bounds the wait a
+	 * caller sees). A decision over one key never meets it; a batch of several keys of the slot may.
+	 */
+	private CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args,
+			Object what, int tried) {
 		CompletionStage<List<Object>> reply;
 		try {
 			reply = this.executor.execute(script, keys, args);
@@ -251,16 +263,35 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 			reply = CompletableFuture.failedFuture(ex);
 		}
 		return reply.handle((result, failure) -> {
-			if (failure != null) {
-				Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
-						? failure.getCause() : failure;
-				if (cause instanceof BackendException backend) {
-					throw backend;
-				}
-				throw new BackendException("Redis could not decide " + what + ": " + cause.getMessage(), cause);
+			if (failure == null) {
+				return CompletableFuture.completedFuture(result);
 			}
-			return result;
-		});
+			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+					? failure.getCause() : failure;
+			if (tried < TRY_AGAIN_TIMES && tryAgain(cause)) {
+				return CompletableFuture.supplyAsync(() -> null,
+						CompletableFuture.delayedExecutor(TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS))
+					.thenCompose(ignored -> execute(script, keys, args, what, tried + 1));
+			}
+			if (cause instanceof BackendException backend) {
+				throw backend;
+			}
+			throw new BackendException("Redis could not decide " + what + ": " + cause.getMessage(), cause);
+		}).thenCompose(stage -> stage);
+	}
+
+	private static final int TRY_AGAIN_TIMES = 20;
+
+	private static final long TRY_AGAIN_MILLIS = 25;
+
+	private static boolean tryAgain(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			String message = cause.getMessage();
+			if (message != null && message.contains("TRYAGAIN")) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	@Override
