@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 
 import io.github.limiter.spi.RateLimiterBackend;
+import io.github.limiter.spring.interceptor.RateLimitOperationSource;
 import io.github.limiter.spring.metrics.MicrometerRateLimiterListener;
 
 /**
@@ -24,8 +25,11 @@ public final class RateLimiterMetricsAutoConfiguration {
 
 	@Bean
 	MicrometerRateLimiterListener micrometerRateLimiterListener(ObjectProvider<MeterRegistry> registry,
-			ObjectProvider<RateLimiterBackend> backend) {
-		return new MicrometerRateLimiterListener(registry::getIfUnique, BackendNames.of(backend.getObject()));
+			ObjectProvider<RateLimiterBackend> backend, ObjectProvider<RateLimitOperationSource> limits) {
+		return new MicrometerRateLimiterListener(registry::getIfUnique, BackendNames.of(backend.getObject()), name -> {
+			RateLimitOperationSource source = limits.getIfUnique();
+			return source != null && source.failurePolicy(name) != null;
+		});
 	}
 
 }

@@ -173,8 +173,18 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	}
 
 	private static Admission await(CompletableFuture<Admission> admitted) throws Throwable {
+		// Bounded: the guard answers within its deadline, and a wait within maxWait. A thread interrupted while it waits
+		// stops waiting; one that was interrupted before the call (its status set, by code that had nothing to do with
+		// this limit) waits uninterruptibly, as any call of it would decide at once on a backend that answers at once.
+		if (Thread.currentThread().isInterrupted()) {
+			try {
+				return admitted.join();
+			}
+			catch (CompletionException ex) {
+				throw (ex.getCause() != null) ? ex.getCause() : ex;
+			}
+		}
 		try {
-			// Bounded: the guard answers within its deadline, and a wait within maxWait.
 			return admitted.get();
 		}
 		catch (java.util.concurrent.ExecutionException ex) {
@@ -896,7 +906,8 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		/**
 		 * An expression's value for this call. SpEL's own failure (a property of {@code null}, a value of the wrong type)
 		 * is a bug of the annotation, not of the caller: it is thrown naming the expression, the limit and the method,
-		 * where SpEL's message names none; an exception thrown by a method the expression calls passes as it is.
+		 * where SpEL's message names none; an unchecked exception thrown by a method the expression calls passes as it
+		 * is (SpEL wraps a checked one, which is then named the same way).
 		 */
 		private <T> T evaluate(RateLimitOperation operation, Expression expression, String attribute, Class<T> type) {
 			try {

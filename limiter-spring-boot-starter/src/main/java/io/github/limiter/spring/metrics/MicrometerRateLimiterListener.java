@@ -62,6 +62,11 @@ public class MicrometerRateLimiterListener implements RateLimiterListener {
 
 	private final java.util.Set<String> names = ConcurrentHashMap.newKeySet();
 
+	private final java.util.function.Predicate<String> declared;
+
+	/** The declared limits seen, each tagged by its name (as many as the application declares). */
+	private final java.util.Set<String> declaredNames = ConcurrentHashMap.newKeySet();
+
 	private final java.util.concurrent.atomic.AtomicBoolean overflowSaid = new java.util.concurrent.atomic.AtomicBoolean();
 
 	/**
@@ -70,8 +75,21 @@ public class MicrometerRateLimiterListener implements RateLimiterListener {
 	 * @param backend the backend's name for the {@code backend} tag
 	 */
 	public MicrometerRateLimiterListener(Supplier<MeterRegistry> registry, String backend) {
+		this(registry, backend, name -> false);
+	}
+
+	/**
+	 * Creates a listener that tags the given limits by name whatever the other names it has seen.
+	 * @param registry the registry, looked up on first use ({@code null} result: nothing is published)
+	 * @param backend the backend's name for the {@code backend} tag
+	 * @param declared whether a limit is declared (by {@code @RateLimit}): always tagged by its name, and not counted
+	 * against the bound on names made in code
+	 */
+	public MicrometerRateLimiterListener(Supplier<MeterRegistry> registry, String backend,
+			java.util.function.Predicate<String> declared) {
 		this.registry = registry;
 		this.backend = backend;
+		this.declared = declared;
 	}
 
 	@Override
@@ -141,12 +159,16 @@ public class MicrometerRateLimiterListener implements RateLimiterListener {
 	}
 
 	/**
-	 * A limit's {@code limit} tag: its name, for the first {@value #MAX_LIMITS} names; beyond, limits named in code
-	 * per call (a name per user, say) are counted together as {@value #OTHER}, said once, so that the meters stay
-	 * bounded.
+	 * A limit's {@code limit} tag: its name, for every declared limit and the first {@value #MAX_LIMITS} other names;
+	 * beyond, limits named in code per call (a name per user, say) are counted together as {@value #OTHER}, said once,
+	 * so that the meters stay bounded.
 	 */
 	private String tagOf(String name) {
-		if (this.names.contains(name)) {
+		if (this.names.contains(name) || this.declaredNames.contains(name)) {
+			return name;
+		}
+		if (this.declared.test(name)) {
+			this.declaredNames.add(name);
 			return name;
 		}
 		if (this.names.size() < MAX_LIMITS) {

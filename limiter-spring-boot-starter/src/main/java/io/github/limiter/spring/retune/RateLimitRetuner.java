@@ -57,6 +57,9 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 
 	private RateLimiterProperties properties;
 
+	/** The settings read once, as they were when the application started: those in force. */
+	private final Map<String, Object> atStartup;
+
 	private Map<String, Map<String, String>> overrides = Map.of();
 
 	/** Whether the last read of the store failed: logged once, then once when it answers again. */
@@ -83,6 +86,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		this.source = source;
 		this.environment = environment;
 		this.properties = bind(environment);
+		this.atStartup = readAtStartup(this.properties);
 		this.store = store;
 		this.refresh = refresh;
 		this.timeout = timeout;
@@ -156,7 +160,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		try {
 			RateLimiterProperties fresh = bind(this.environment);
 			apply(this.source.retuning(fresh, this.overrides), "the environment changed");
-			sayWhatWaitsForARestart(this.properties, fresh);
+			sayWhatWaitsForARestart(fresh);
 			this.properties = fresh;
 			// Overrides refused under the old settings may be valid under the new ones.
 			this.refused = null;
@@ -198,8 +202,8 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		return settings;
 	}
 
-	private static void sayWhatWaitsForARestart(RateLimiterProperties before, RateLimiterProperties after) {
-		Map<String, Object> was = readAtStartup(before);
+	private void sayWhatWaitsForARestart(RateLimiterProperties after) {
+		Map<String, Object> was = this.atStartup;
 		Map<String, Object> now = readAtStartup(after);
 		List<String> changed = new ArrayList<>();
 		now.forEach((name, value) -> {

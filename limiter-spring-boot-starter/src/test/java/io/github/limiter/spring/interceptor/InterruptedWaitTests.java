@@ -135,6 +135,32 @@ class InterruptedWaitTests {
 	}
 
 	@Test
+	void aThreadInterruptedBeforeTheCallIsDecidedAsAnyOtherOnABackendThatAnswersLater() throws InterruptedException {
+		this.runner.withBean(RateLimiter.class, () -> RateLimiter.of(new CancelledBeforeItsDecisionTests.Slow()))
+			.run(context -> {
+				Waiting waiting = context.getBean(Waiting.class);
+				AtomicReference<Throwable> thrown = new AtomicReference<>();
+				AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();
+				Thread thread = new Thread(() -> {
+					Thread.currentThread().interrupt();
+					try {
+						waiting.patient();
+					}
+					catch (Throwable ex) {
+						thrown.set(ex);
+					}
+					stillInterrupted.set(Thread.currentThread().isInterrupted());
+				});
+				thread.start();
+				thread.join(Duration.ofSeconds(30).toMillis());
+				assertThat(thrown.get()).isNull();
+				assertThat(waiting.ran()).as("a free permit, on a thread interrupted by code unrelated to the limit")
+					.isEqualTo(1);
+				assertThat(stillInterrupted.get()).as("its interrupt status left as it was").isTrue();
+			});
+	}
+
+	@Test
 	void aCallInterruptedWhileItWaitsForAPermitIsNotMade() {
 		this.runner.run(context -> {
 			Waiting waiting = context.getBean(Waiting.class);

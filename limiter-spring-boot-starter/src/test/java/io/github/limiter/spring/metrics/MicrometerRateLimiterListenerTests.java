@@ -40,6 +40,18 @@ class MicrometerRateLimiterListenerTests {
 	}
 
 	@Test
+	void aDeclaredLimitKeepsItsNameWhateverTheNamesMadeInCodeBeforeIt() {
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create())
+			.withListener(new MicrometerRateLimiterListener(() -> this.registry, "local", "declared"::equals));
+		for (int i = 0; i < MicrometerRateLimiterListener.MAX_LIMITS + 5; i++) {
+			limiter.acquire(TokenBucket.of("user-" + i, 1, Duration.ofMinutes(1)), "k");
+		}
+		limiter.acquire(TokenBucket.of("declared", 1, Duration.ofMinutes(1)), "k");
+		assertThat(count("declared", "token-bucket", "allowed")).isEqualTo(1);
+		assertThat(count(MicrometerRateLimiterListener.OTHER, "token-bucket", "allowed")).isEqualTo(5);
+	}
+
+	@Test
 	void namesMadePerCallBeyondTheBoundAreCountedTogether() {
 		int names = MicrometerRateLimiterListener.MAX_LIMITS + 500;
 		for (int i = 0; i < names; i++) {

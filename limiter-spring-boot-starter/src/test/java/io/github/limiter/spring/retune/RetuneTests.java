@@ -83,6 +83,12 @@ class RetuneTests {
 						+ "application starts, and apply after a restart only: limiter.empty-key = REJECT (in force: "
 						+ "SHARED), limiter.headers.enabled = false (in force: true)");
 			}
+			try (io.github.limiter.testsupport.LoggedWarnings warnings = io.github.limiter.testsupport.LoggedWarnings
+				.of(RateLimitRetuner.class)) {
+				// Back to what has been in force since the start: nothing waits for a restart.
+				changeEnvironment(context, "limiter.empty-key=shared", "limiter.headers.enabled=true");
+				assertThat(warnings.messages()).isEmpty();
+			}
 			assertThat(operation(context).limit().capacity()).as("the limit's own setting applies").isEqualTo(5);
 		});
 	}
