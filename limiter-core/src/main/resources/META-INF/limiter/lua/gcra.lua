@@ -14,8 +14,8 @@
 -- Same arithmetic, in the same order, as the Java class. The warm-up is gcra_warmup.lua, composed after this file
 -- only into the scripts of calls that have a warming bucket: a plain bucket's call does not define its functions.
 
--- Ticks from now to the stored arrival time, never more than the ceiling (a clock that went back): a full bucket,
--- three for a warming one. Also returns the state it read: whole microseconds, ticks and stored idleness (nothing
+-- Ticks from now to the stored arrival time, never more than the ceiling: 2^52 ticks for a plain bucket, three full
+-- buckets for a warming one (a clock that went back). Also returns the state it read: whole microseconds, ticks and stored idleness (nothing
 -- when there is no key).
 local function gcra_ahead(key, p, now)
   local raw = kv_get(key)
@@ -38,6 +38,10 @@ local function gcra_ahead(key, p, now)
   local q, ceiling = p[5], p[1] * p[2]
   if p[6] then
     ceiling = 3 * ceiling
+  elseif ceiling < 4503599627370496 then
+    -- A plain bucket reads an arrival time up to 2^52 ticks ahead (years), so that one left by a larger capacity (a
+    -- retuned limit) is read as it is and a refusal's retry-after says when the call can pass (Gcra.readCeiling).
+    ceiling = 4503599627370496
   end
   local d = micros - now
   if d > ((q == 1) and ceiling or (ceiling - math.fmod(ceiling, q)) / q) + 1 then

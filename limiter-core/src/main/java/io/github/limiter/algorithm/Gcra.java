@@ -48,6 +48,13 @@ final class Gcra {
 	/** Farthest the arrival time may lie ahead: a full bucket, or three for a warming one (cold permits). */
 	private final long ceiling;
 
+	/**
+	 * Farthest ahead an arrival time is read: for a plain bucket 2^52 ticks (years), so that one left by a larger
+	 * capacity (a retuned limit) or a clock that went back is read as it is, and a refusal's retry-after says when the
+	 * call can pass; a warming bucket's ceiling. Within 2^53 with any call's cost added, as the Lua doubles need.
+	 */
+	private final long readCeiling;
+
 	private Gcra(long interval, long q, long capacity, long warmup) {
 		this.interval = interval;
 		this.q = q;
@@ -55,7 +62,11 @@ final class Gcra {
 		this.tolerance = capacity * interval;
 		this.warmup = warmup;
 		this.ceiling = (warmup > 0) ? 3 * this.tolerance : this.tolerance;
+		this.readCeiling = (warmup > 0) ? this.ceiling : Math.max(this.tolerance, READ_CEILING);
 	}
+
+	/** 2^52 ticks: a plain bucket's {@link #readCeiling}, as {@code gcra.lua}'s. */
+	private static final long READ_CEILING = 1L << 52;
 
 	static Gcra of(long periodMicros, long permits, long capacity) {
 		long gcd = gcd(periodMicros, permits);
@@ -291,18 +302,18 @@ final class Gcra {
 	}
 
 	/**
-	 * Ticks from now to the theoretical arrival time, never more than the ceiling: a full bucket, three for a warming
-	 * one (a clock that went back).
+	 * Ticks from now to the theoretical arrival time, never more than the read ceiling: years for a plain bucket, three
+	 * full buckets for a warming one (a clock that went back).
 	 */
 	private long ahead(GcraState tat, long now) {
 		if (tat == null || tat.micros() < now) {
 			return 0;
 		}
 		long micros = tat.micros() - now;
-		if (micros > this.ceiling / this.q + 1) {
-			return this.ceiling;
+		if (micros > this.readCeiling / this.q + 1) {
+			return this.readCeiling;
 		}
-		return Math.min(this.ceiling, micros * this.q + tat.ticks());
+		return Math.min(this.readCeiling, micros * this.q + tat.ticks());
 	}
 
 	/**

@@ -348,6 +348,25 @@ public abstract class BackendContractTests {
 	}
 
 	@Test
+	void aBucketWhoseCapacityWasLoweredTellsWhenItsDebtAllowsACall() {
+		// 8 of 10 taken at 10 per second, then the capacity lowered to 2: 0.8 s owed, more than the new bucket holds. A
+		// call passes once at most 0.1 s is owed, in 0.7 s, and each refusal says so (a review saw "retry in 0.1 s"
+		// answered again and again, the new capacity's time, until the first admission at 0.7 s).
+		Limit before = TokenBucket.of("lowered", 10, 10, Duration.ofSeconds(1));
+		Limit after = TokenBucket.of("lowered", 2, 10, Duration.ofSeconds(1));
+		at(ms(100));
+		assertThat(this.limiter.acquire(before, "k", 8).allowed()).isTrue();
+		Decision refused = this.limiter.acquire(after, "k");
+		assertThat(refused.allowed()).isFalse();
+		assertThat(refused.retryAfter()).isEqualTo(ms(700));
+		assertThat(refused.resetAfter()).isEqualTo(ms(800));
+		at(ms(799));
+		assertThat(this.limiter.acquire(after, "k").retryAfter()).isEqualTo(ms(1));
+		at(ms(800));
+		assertThat(this.limiter.acquire(after, "k").allowed()).isTrue();
+	}
+
+	@Test
 	void aRefundAfterAnEarlierRefundNeverServesTwoCallsAtOnce() {
 		// One call a minute, three may queue. A refund counts from its decision: a call's place in the queue moves when
 		// a call before it gives up, and only the time since the decision is sure to have drained (a review found
