@@ -32,8 +32,9 @@ import io.github.limiter.spi.RateLimiterBackend;
  * In-process backend: the algorithms' own logic over a bounded cache, with the semantics of the Redis backends.
  *
  * <p>Limits hold per JVM only. Memory is bounded by a Caffeine cache of at most {@code maxKeys} keys, whose W-TinyLFU
- * policy admits a new key only in place of a less used one: a flood of one-off keys cannot push out the keys in real
- * use (a victim's failed-login count survives an attacker's flood). Keys whose state has expired are dropped by a
+ * policy admits a new key only in place of a less used one: a flood of one-off keys pushes out the keys used least.
+ * A key used often keeps its state; one used only a few times (a victim's failed logins) can lose it to a flood of
+ * more new keys than {@code maxKeys}, and its limit then starts afresh. Keys whose state has expired are dropped by a
  * sweep that runs every few thousand new keys, on the common pool, never on the deciding thread. (Caffeine's own
  * per-entry expiry, renewed on every read, made a decision 2.5 times slower; the size bound alone costs nothing
  * measurable.)
