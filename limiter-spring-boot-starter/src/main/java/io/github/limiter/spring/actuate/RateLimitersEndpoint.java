@@ -302,8 +302,8 @@ public class RateLimitersEndpoint {
 	}
 
 	/**
-	 * Overrides a limit: the limit as it now is, a 400 for an override that cannot apply, or a 503 (the retuner logged
-	 * why) when the backend could not store it.
+	 * Overrides a limit: the limit as it now is, a 404 for a limit that does not exist, a 400 for an override that
+	 * cannot apply, or a 503 (the retuner logged why) when the backend could not store it.
 	 */
 	private WebEndpointResponse<Object> override(String name, Map<String, String> settings) {
 		if (this.retuner == null) {
@@ -314,6 +314,10 @@ public class RateLimitersEndpoint {
 		}
 		catch (IllegalArgumentException | IllegalStateException ex) {
 			LimitDescriptor inCode = collect().get(name);
+			if (inCode == null) {
+				// No such limit, and no overrides stored under its name: as a read of it answers.
+				return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+			}
 			String message = (inCode != null && inCode.getOrigin().equals(LimitDescriptor.CODE))
 					? "Limit '" + name + "' is used in code through the RateLimiter bean, not declared by @RateLimit: its"
 							+ " numbers are set where it is built, and have no runtime overrides"

@@ -167,8 +167,15 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 			return true;
 		}
 		catch (RuntimeException ex) {
+			// The binder's own message names the prefix only; the property and the value are in its causes.
+			StringBuilder reasons = new StringBuilder(String.valueOf(ex.getMessage()));
+			for (Throwable cause = ex.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+				if (cause.getMessage() != null && !reasons.toString().contains(cause.getMessage())) {
+					reasons.append(": ").append(cause.getMessage());
+				}
+			}
 			logger.log(System.Logger.Level.ERROR, "The environment changed, but the limits stay as they were: "
-					+ ex.getMessage());
+					+ reasons);
 			return false;
 		}
 	}

@@ -201,6 +201,9 @@ class WebRedisIntegrationTests {
 		assertThat(get("/actuator/ratelimiters/nope/" + user).statusCode()).isEqualTo(404);
 		assertThat(delete("/actuator/ratelimiters/nope/" + user).statusCode()).as("a misspelt limit resets nothing")
 			.isEqualTo(404);
+		assertThat(post("/actuator/ratelimiters/nope", "{\"max\": \"3\"}").statusCode()).as("nor is it retuned")
+			.isEqualTo(404);
+		assertThat(delete("/actuator/ratelimiters/nope").statusCode()).isEqualTo(404);
 		String tooLong = "k".repeat(LimitRequest.MAX_KEY_LENGTH + 1);
 		HttpResponse<String> refused = get("/actuator/ratelimiters/orders/" + tooLong);
 		assertThat(refused.statusCode()).as("a key the limiter refuses is the request's fault").isEqualTo(400);
@@ -236,7 +239,8 @@ class WebRedisIntegrationTests {
 		HttpResponse<String> endless = post("/actuator/ratelimiters/tuned", "{\"maxWait\": \"200000d\"}");
 		assertThat(endless.statusCode()).isEqualTo(400);
 		assertThat(endless.body()).contains("'maxWait' = '200000d' must be at most 3660 days");
-		assertThat(post("/actuator/ratelimiters/nope", "{\"max\": \"1\"}").statusCode()).isEqualTo(400);
+		assertThat(post("/actuator/ratelimiters/nope", "{\"max\": \"1\"}").statusCode()).as("no such limit")
+			.isEqualTo(404);
 		// Overrides left in Redis by a limit renamed since: no instance applies them, and DELETE removes them.
 		io.github.limiter.spi.OverrideStore store = (io.github.limiter.spi.OverrideStore) ((io.github.limiter.guard.GuardedBackend) this.rateLimiter
 			.backend()).delegate();
@@ -246,7 +250,7 @@ class WebRedisIntegrationTests {
 		assertThat(orphan.body()).contains("the stored overrides of a limit this application does not declare");
 		assertThat(store.overrides().toCompletableFuture().join()).doesNotContainKey("renamed-long-ago");
 		assertThat(delete("/actuator/ratelimiters/renamed-long-ago").statusCode()).as("nothing left to remove")
-			.isEqualTo(400);
+			.isEqualTo(404);
 		assertThat(get("/actuator/ratelimiters/tuned").body()).as("an invalid override changes nothing")
 			.contains("\"capacity\":3");
 
