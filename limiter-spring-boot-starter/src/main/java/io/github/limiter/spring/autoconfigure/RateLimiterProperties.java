@@ -17,9 +17,13 @@ import io.github.limiter.backend.redisson.RedissonBackend;
 import io.github.limiter.guard.FailurePolicy;
 
 /**
- * Configuration of the rate limiter, under {@code limiter.*}.
+ * Configuration of the rate limiter, under {@code limiter.*}. A name it does not know fails startup through
+ * {@link #bind}, which the starter reads its settings with (at startup and on a refresh); the bean itself ignores such
+ * names, so that Spring Cloud's rebinding of every configuration properties bean on a refresh does not stop at it,
+ * leaving the application's other beans unbound (a refresh with a misspelt name is refused by the starter alone,
+ * with an error naming it).
  */
-@ConfigurationProperties(prefix = "limiter", ignoreUnknownFields = false)
+@ConfigurationProperties(prefix = "limiter")
 public class RateLimiterProperties {
 
 	/**

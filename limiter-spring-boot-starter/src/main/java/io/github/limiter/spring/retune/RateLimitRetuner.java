@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -56,6 +57,13 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	private final Duration timeout;
 
 	private RateLimiterProperties properties;
+
+	/** Calls of the store, which may block (Jedis without Lettuce): bounded, off the caller's thread. */
+	private static final java.util.concurrent.ExecutorService STORE_CALLS = io.github.limiter.spi.BlockingCalls
+		.pool("limiter-overrides-store");
+
+	/** Overrides this instance stored, counted: a read of the store that one overtook is not applied. */
+	private volatile long writes;
 
 	/** The settings read once, as they were when the application started: those in force. */
 	private final Map<String, Object> atStartup;
@@ -115,9 +123,9 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	public synchronized RateLimitOperation override(String limit, Map<String, String> settings) {
 		if (!current().containsKey(limit)) {
 			if (settings.isEmpty() && this.store != null
-					&& join(this.store.overrides(), "read the runtime overrides").containsKey(limit)) {
+					&& join(this.store::overrides, "read the runtime overrides").containsKey(limit)) {
 				// Left by a limit that was renamed or removed: nothing here applies it, and nothing else could remove it.
-				join(this.store.override(limit, settings), "remove the overrides of limit '" + limit + "'");
+				join(() -> this.store.override(limit, settings), "remove the overrides of limit '" + limit + "'");
 				logger.log(System.Logger.Level.INFO, "Runtime overrides of '" + limit
 						+ "', a limit this application does not declare, removed from the backend");
 				return null;
@@ -135,7 +143,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		if (this.store != null) {
 			// Stored first: an override that only this instance applied would be undone by its next read.
 			try {
-				join(this.store.override(limit, settings), "store the overrides of limit '" + limit + "'");
+				join(() -> this.store.override(limit, settings), "store the overrides of limit '" + limit + "'");
 			}
 			catch (RuntimeException ex) {
 				logger.log(System.Logger.Level.WARNING, "Limit '" + limit + "' was not retuned: " + ex.getMessage());
@@ -144,6 +152,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		}
 		this.source.apply(retuning);
 		this.overrides = Map.copyOf(wanted);
+		this.writes++;
 		RateLimitOperation operation = retuning.operations().get(limit);
 		logger.log(System.Logger.Level.INFO, () -> "Limit '" + limit + "' retuned at runtime: "
 				+ (settings.isEmpty() ? "overrides removed" : "overrides " + new TreeMap<>(settings)) + ", now " + operation.limit()
@@ -224,25 +233,40 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		}
 	}
 
-	/** Reads the overrides in the store and applies them if they changed. */
-	synchronized void readStore() {
+	/**
+	 * Reads the overrides in the store and applies them if they changed. The read holds no lock, so that a store that
+	 * is slow to answer keeps neither the endpoint nor a refresh waiting for it.
+	 */
+	void readStore() {
+		long writes = this.writes;
 		Map<String, Map<String, String>> stored;
 		try {
-			stored = join(this.store.overrides(), "read the runtime overrides");
-			if (this.storeFailing) {
-				this.storeFailing = false;
-				logger.log(System.Logger.Level.INFO, "Runtime overrides are read from the backend again");
-			}
+			stored = join(this.store::overrides, "read the runtime overrides");
 		}
 		catch (RuntimeException ex) {
+			applyStored(null, ex, writes);
+			return;
+		}
+		applyStored(stored, null, writes);
+	}
+
+	private synchronized void applyStored(Map<String, Map<String, String>> stored, RuntimeException failure,
+			long writesBefore) {
+		if (failure != null) {
 			if (!this.storeFailing) {
 				this.storeFailing = true;
 				logger.log(System.Logger.Level.WARNING, "Could not read the runtime overrides of the limits; the limits "
-						+ "stay as they are and the read is retried every " + this.refresh + ": " + ex.getMessage());
+						+ "stay as they are and the read is retried every " + this.refresh + ": " + failure.getMessage());
 			}
 			return;
 		}
-		if (stored.equals(this.overrides) || stored.equals(this.refused)) {
+		if (this.storeFailing) {
+			this.storeFailing = false;
+			logger.log(System.Logger.Level.INFO, "Runtime overrides are read from the backend again");
+		}
+		// A read that an override through this instance overtook is older than what this instance stored: the next
+		// read applies what the store holds then.
+		if (writesBefore != this.writes || stored.equals(this.overrides) || stored.equals(this.refused)) {
 			return;
 		}
 		// Each limit's overrides on their own: one that cannot apply here (a value this version refuses) is skipped,
@@ -313,9 +337,16 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 				+ operation.shadow() + ", max wait " + operation.maxWait();
 	}
 
-	private <T> T join(java.util.concurrent.CompletionStage<T> stage, String what) {
+	/**
+	 * A call of the store, within {@code limiter.retune.timeout}. It is made on a thread of {@link #STORE_CALLS}: a
+	 * store on a blocking client (Jedis without Lettuce) answers on the calling thread, and the bound must hold there
+	 * too.
+	 */
+	private <T> T join(java.util.function.Supplier<java.util.concurrent.CompletionStage<T>> call, String what) {
 		try {
-			return stage.toCompletableFuture().get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+			return CompletableFuture.supplyAsync(call, STORE_CALLS)
+				.thenCompose(stage -> stage)
+				.get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (java.util.concurrent.TimeoutException ex) {
 			throw new io.github.limiter.spi.BackendException("Could not " + what + " within " + this.timeout

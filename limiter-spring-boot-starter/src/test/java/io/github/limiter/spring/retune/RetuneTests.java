@@ -93,6 +93,44 @@ class RetuneTests {
 		});
 	}
 
+	@org.springframework.boot.context.properties.ConfigurationProperties("app")
+	public static class AppSettings {
+
+		private String greeting = "one";
+
+		public String getGreeting() {
+			return this.greeting;
+		}
+
+		public void setGreeting(String greeting) {
+			this.greeting = greeting;
+		}
+
+	}
+
+	@Test
+	void aMisspeltNameInARefreshIsRefusedByTheStarterAloneAndTheApplicationsOtherSettingsStillRebind() {
+		this.runner
+			.withConfiguration(AutoConfigurations
+				.of(org.springframework.cloud.autoconfigure.ConfigurationPropertiesRebinderAutoConfiguration.class))
+			.withUserConfiguration(AppSettingsConfiguration.class)
+			.run(context -> {
+				AppSettings app = context.getBean(AppSettings.class);
+				String[] properties = { "app.greeting=two", "limiter.failure.polcy=open", "limiter.policies.api.max=5" };
+				TestPropertyValues.of(properties).applyTo(context);
+				// As Spring Cloud publishes it: the context itself as the source, which its rebinder answers.
+				context.publishEvent(new EnvironmentChangeEvent(context.getSourceApplicationContext(), Set.of(properties)));
+				assertThat(app.getGreeting()).as("rebound by Spring Cloud").isEqualTo("two");
+				assertThat(operation(context).limit().capacity()).as("the starter refused the whole change").isEqualTo(3);
+			});
+	}
+
+	@org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+	@org.springframework.boot.context.properties.EnableConfigurationProperties(AppSettings.class)
+	static class AppSettingsConfiguration {
+
+	}
+
 	@Test
 	void aRuntimeOverrideWinsOverEverySettingAndCanBeRemoved() {
 		this.runner.run(context -> {
@@ -179,6 +217,52 @@ class RetuneTests {
 				assertThat(limits.get("other").limit().capacity()).isEqualTo(7);
 				assertThat(limits.get("api").limit().capacity()).isEqualTo(3);
 			});
+	}
+
+	/** A store on a blocking client (Jedis without Lettuce) that answers only after a long while, on the caller. */
+	static final class BlockingStore implements OverrideStore {
+
+		@Override
+		public java.util.concurrent.CompletionStage<Map<String, Map<String, String>>> overrides() {
+			sleep();
+			return java.util.concurrent.CompletableFuture.completedFuture(Map.of());
+		}
+
+		@Override
+		public java.util.concurrent.CompletionStage<Map<String, Map<String, String>>> override(String limit,
+				Map<String, String> settings) {
+			sleep();
+			return java.util.concurrent.CompletableFuture.completedFuture(Map.of());
+		}
+
+		private static void sleep() {
+			try {
+				Thread.sleep(5_000);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
+	}
+
+	@Test
+	void aStoreThatBlocksItsCallerIsStillHeldToTheTimeoutAndItsReadsHoldNoLock() {
+		this.runner.withPropertyValues("limiter.retune.timeout=300ms").run(context -> {
+			RateLimitRetuner retuner = new RateLimitRetuner(
+					(AnnotationRateLimitOperationSource) context.getBean(RateLimitOperationSource.class),
+					context.getEnvironment(), new BlockingStore(), Duration.ofSeconds(5), Duration.ofMillis(300));
+			Thread reader = new Thread(retuner::readStore);
+			reader.start();
+			long start = System.nanoTime();
+			assertThatExceptionOfType(io.github.limiter.spi.BackendException.class)
+				.isThrownBy(() -> retuner.override("api", Map.of("max", "5")))
+				.withMessageContaining("within PT0.3S");
+			// The override waited for neither the reader's 5 s nor its own, only for its bound.
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
+			reader.join();
+			assertThat(operation(context).limit().capacity()).isEqualTo(3);
+		});
 	}
 
 	/**
