@@ -827,7 +827,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 					.join();
 			}
 			catch (RuntimeException ex) {
-				logger.log(Level.DEBUG, "Could not withdraw this instance from the rate limiter registry: " + ex);
+				logger.log(Level.INFO, "Could not withdraw this instance from the rate limiter's instance count: the other instances count it until its announcement expires (three heartbeats): " + ex);
 			}
 		}
 	}

@@ -216,6 +216,26 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
+	void aCleanShutdownWithdrawsThisInstanceFromTheCountAtOnce() {
+		// The heartbeat is 10 s, so an instance gone from the count after close was withdrawn, not expired; and the
+		// connection factory, a lifecycle bean the context stops on close, was still there to carry the withdrawal.
+		String prefix = TestRedis.uniquePrefix();
+		String instances = prefix + "instances";
+		io.github.limiter.testsupport.RedisProcess redis = TestRedis.standalone();
+		this.runner.withBean(RedisConnectionFactory.class, TestRedis::lettuce)
+			.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix, "limiter.failure.heartbeat=10s")
+			.run(context -> {
+				long giveUp = System.nanoTime() + 20_000_000_000L;
+				while (!redis.command("ZCARD", instances).startsWith(":1") && System.nanoTime() < giveUp) {
+					Thread.sleep(20);
+				}
+				assertThat(redis.command("ZCARD", instances)).startsWith(":1");
+				context.close();
+				assertThat(redis.command("ZCARD", instances)).startsWith(":0");
+			});
+	}
+
+	@Test
 	void healthIsDegradedAtOnceWhenNothingListensAndNeverWaitsForRedis() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class, RateLimiterHealthAutoConfiguration.class))
