@@ -12,9 +12,8 @@
 -- decision, an acquire or a check of one permit of one limit that needs no token, is two arguments: 'A' (acquire) or
 -- 'C' (check), then its limit (1-based, as above). Any other decision is: the operation ('a' acquire, 'c' check, 'r'
 -- record, 'x' delete, 'n' the limits of one cluster slot in an acquire that a limit on another slot rejected, or
--- 'f<time>/<reset>,<reset>...' refund of an acquire decided at <time>, in microseconds as that acquire returned it,
--- with the reset-after it answered for each of its limits, in order, which answers each limit as it is once the
--- permits are back), a token unique to the decision (the sliding-log member), the number of
+-- 'f<time>' refund of an acquire decided at <time>, in microseconds as that acquire returned it, which answers each
+-- limit as it is once the permits are back), a token unique to the decision (the sliding-log member), the number of
 -- its limits, then for each its limit (1-based, as above) and its cost.
 -- Returns one text of integers separated by spaces: now, then for each decision, for each of its limits: allowed
 -- (0/1), remaining, retry after, reset after, delay. A decision is allowed when all its limits are. Text, not an array:
@@ -140,14 +139,7 @@ while i <= last do
         outcomes[j] = {within, remaining, retry, reset, 0}
       end
     elseif kind == 'x' or kind == 'f' then
-      local charged, resets = nil, {}
-      if kind == 'f' then
-        local time, listed = string.match(op, '^f(%-?%d+)/?(.*)$')
-        charged = tonumber(time)
-        for reset in string.gmatch(listed, '%-?%d+') do
-          resets[#resets + 1] = tonumber(reset)
-        end
-      end
+      local charged = tonumber(string.sub(op, 2))
       for j = 1, count do
         if kind == 'x' then
           kv_set(keys[j], false)
@@ -155,7 +147,7 @@ while i <= last do
           outcomes[j] = {true, 0, 0, 0, 0}
         else
           local u = used[j]
-          u[8].refund(keys[j], u[7], u, now, costs[j], token, charged, resets[j])
+          u[8].refund(keys[j], u[7], u, now, costs[j], token, charged)
           -- What the limit answers now that the permits are back, consuming nothing: as an acquire rejected by
           -- another limit answers for this one.
           outcomes[j] = {u[8].evaluate(keys[j], u[7], u, now, 0)}

@@ -159,17 +159,7 @@ if general then
     end
   end
 
-  ALGORITHMS['gc'].refund = function(key, code, p, now, cost, token, charged, reset)
-    -- The state the call left, untouched since (full at the time its reset-after said): the whole of its time.
-    local raw = not p[6] and reset and kv_get(key)
-    if raw then
-      -- Whole microseconds, then ':' and the ticks when there are any (and a warming bucket's idleness after them).
-      local micros, ticks = string.match(raw, '^(%-?%d+):?(%d*)')
-      if micros and micros + ((ticks ~= '' and ticks + 0 > 0) and 1 or 0) == charged + reset then
-        gcra_store(key, code, p, now, nil, nil, math.max(0, gcra_ahead(key, p, now) - cost * p[2]))
-        return
-      end
-    end
+  ALGORITHMS['gc'].refund = function(key, code, p, now, cost, token, charged)
     local given = gcra_refunded(p, now, cost, charged)
     if given == 0 then
       return

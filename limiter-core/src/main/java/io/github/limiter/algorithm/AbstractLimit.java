@@ -99,9 +99,8 @@ public abstract class AbstractLimit<S> implements Limit {
 	 * @param state the stored state, or {@code null}
 	 * @param nowMicros the current time
 	 * @param cost the permits the call took
-	 * @param charged the decision that admitted it, on this limit: its time, its reset-after (which tells a bucket
-	 * whether the state is still the one the call left) and its token (what {@link #token} named the call's permits;
-	 * {@code null} for algorithms that count permits rather than keep them one by one)
+	 * @param charged the decision that admitted it, on this limit: its time and its token (what {@link #token} named
+	 * the call's permits; {@code null} for algorithms that count permits rather than keep them one by one)
 	 * @return the new state (the same when there is nothing to give back)
 	 */
 	public abstract S refund(S state, long nowMicros, long cost, Decision charged);

@@ -271,22 +271,18 @@ final class Gcra {
 	}
 
 	/**
-	 * Gives back what is left of a call's time. When the state is still the one the call left (the bucket is full at
-	 * the time the call's reset-after said: no call was charged or given back since), the whole of its time: the call's
-	 * slice is the last, and what had drained of it is what would have drained without it, so taking it off leaves the
-	 * state as if the call had not come. Otherwise its cost's time less what has drained since it was charged (the
-	 * call's slice drains at most as fast as time passes, and only after the slices before it, which refunds since may
-	 * have moved), so a refund never gives back time that later calls hold. A warming bucket always takes the second
-	 * road, and keeps its surcharge and the idleness spent. As {@code gcra.lua}.
+	 * Gives back what is left of a call's time: its cost's time less what has drained since it was charged (the call's
+	 * slice drains at most as fast as time passes, and only after the slices before it, which refunds since may have
+	 * moved), so a refund never gives back time that later calls hold. Not the whole of it when the state looks as the
+	 * call left it: a state can return to the same arrival time through other calls (a review served three calls from
+	 * an empty bucket of two that way). A warming bucket keeps its surcharge and the idleness spent. As
+	 * {@code gcra.lua}.
 	 */
-	GcraState refund(GcraState tat, long now, long cost, long chargedAt, long chargedResetAfter) {
+	GcraState refund(GcraState tat, long now, long cost, long chargedAt) {
 		if (tat == null) {
 			return null;
 		}
 		long slice = cost * this.interval;
-		if (this.warmup == 0 && expiresAtMicros(tat) == chargedAt + chargedResetAfter) {
-			return at(now, Math.max(0, ahead(tat, now) - slice), 0);
-		}
 		long elapsed = Math.max(0, now - chargedAt);
 		if (elapsed >= ceilDiv(slice, this.q)) {
 			return tat;

@@ -219,7 +219,7 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 
 	@Override
 	public GcraState refund(GcraState tat, long now, long cost, Decision charged) {
-		return this.gcra.refund(tat, now, cost, charged.timeMicros(), charged.resetAfterMicros());
+		return this.gcra.refund(tat, now, cost, charged.timeMicros());
 	}
 
 	@Override

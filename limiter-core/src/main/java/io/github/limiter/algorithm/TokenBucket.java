@@ -176,7 +176,7 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 
 	@Override
 	public GcraState refund(GcraState tat, long now, long cost, Decision charged) {
-		return this.gcra.refund(tat, now, cost, charged.timeMicros(), charged.resetAfterMicros());
+		return this.gcra.refund(tat, now, cost, charged.timeMicros());
 	}
 
 	@Override

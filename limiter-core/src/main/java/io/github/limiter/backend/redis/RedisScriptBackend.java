@@ -515,16 +515,9 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 			return refund(this.charged);
 		}
 
-		/**
-		 * Gives back what the decisions took: the operation names their Redis time, then each limit's reset-after, by
-		 * which a bucket tells whether its state is still the one the call left ({@code f<time>/<reset>,<reset>}).
-		 */
+		/** Gives back what the decisions took, all at one Redis time, which the operation names ({@code f<time>}). */
 		CompletionStage<List<Decision>> refund(List<Decision> charged) {
-			StringBuilder operation = new StringBuilder("f").append(charged.get(0).timeMicros()).append('/');
-			for (int i = 0; i < charged.size(); i++) {
-				operation.append((i > 0) ? "," : "").append(charged.get(i).resetAfterMicros());
-			}
-			ScriptCall call = call(operation.toString());
+			ScriptCall call = call("f" + charged.get(0).timeMicros());
 			return improving(this.keys, () -> execute(call).thenApply(reply -> call.decode(reply).get(0)));
 		}
 
