@@ -269,9 +269,9 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
 					? failure.getCause() : failure;
 			if (tried < TRY_AGAIN_TIMES && tryAgain(cause)) {
-				return CompletableFuture.supplyAsync(() -> null,
-						CompletableFuture.delayedExecutor(TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS))
-					.thenCompose(ignored -> execute(script, keys, args, what, tried + 1));
+				return CompletableFuture.supplyAsync(() -> execute(script, keys, args, what, tried + 1),
+						CompletableFuture.delayedExecutor(TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS, TRY_AGAIN_CALLS))
+					.thenCompose(stage -> stage);
 			}
 			if (cause instanceof BackendException backend) {
 				throw backend;
@@ -281,6 +281,10 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	}
 
 	private static final int TRY_AGAIN_TIMES = 20;
+
+	/** Where a call refused with {@code TRYAGAIN} is sent again: bounded, as a blocking client's call may block there. */
+	private static final java.util.concurrent.ExecutorService TRY_AGAIN_CALLS = io.github.limiter.spi.BlockingCalls
+		.pool("limiter-tryagain");
 
 	private static final long TRY_AGAIN_MILLIS = 25;
 

@@ -9,7 +9,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.context.SmartLifecycle;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -120,48 +121,23 @@ public final class RateLimiterAutoConfiguration {
 	}
 
 	/**
-	 * Stops the guard's heartbeat and withdraws this instance from the backend's instance count on shutdown: once the
-	 * web server has stopped taking requests, and before the Redis connection factory stops (a lifecycle bean of phase
-	 * 0, which Spring stops after those of higher phases), so that the withdrawal still reaches Redis and the other
-	 * instances count one fewer at once. A context closed without stopping its lifecycle beans closes it when this
-	 * bean is destroyed.
+	 * Stops the guard's heartbeat and withdraws this instance from the backend's instance count when its context
+	 * closes: at the close's start, before any lifecycle bean stops, the Redis connection factory among them, so that
+	 * the withdrawal still reaches Redis and the other instances count one fewer at once. (A stop of the lifecycle
+	 * beans alone, as a checkpoint takes before a restore, leaves the guard as it is.) Requests still draining decide
+	 * as before; only the heartbeat has stopped.
 	 */
 	@Bean
-	SmartLifecycle rateLimiterGuardShutdown(RateLimiter rateLimiter) {
-		return new SmartLifecycle() {
-
-			private volatile boolean running;
-
-			@Override
-			public void start() {
-				this.running = true;
+	ApplicationListener<ContextClosedEvent> rateLimiterGuardShutdown(RateLimiter rateLimiter,
+			org.springframework.context.ApplicationContext context) {
+		return event -> {
+			if (event.getApplicationContext() == context && rateLimiter.backend() instanceof GuardedBackend guarded) {
+				guarded.close();
 			}
-
-			@Override
-			public void stop() {
-				this.running = false;
-				if (rateLimiter.backend() instanceof GuardedBackend guarded) {
-					guarded.close();
-				}
-			}
-
-			@Override
-			public boolean isRunning() {
-				return this.running;
-			}
-
-			@Override
-			public int getPhase() {
-				return GUARD_SHUTDOWN_PHASE;
-			}
-
 		};
 	}
 
-	/** Above the connection factories' phase (0), far below the web server's. */
-	static final int GUARD_SHUTDOWN_PHASE = 1024;
-
-	/** The guard is closed with its context even when the lifecycle beans were not stopped (closing twice is a no-op). */
+	/** The guard is closed with its context whatever else happened (closing twice is a no-op). */
 	@Bean
 	DisposableBean rateLimiterGuardClose(RateLimiter rateLimiter) {
 		return () -> {
