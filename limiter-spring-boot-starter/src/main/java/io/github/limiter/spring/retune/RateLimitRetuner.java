@@ -121,6 +121,13 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	 * write that timed out may still land, and then every instance applies it at its next read)
 	 */
 	public synchronized RateLimitOperation override(String limit, Map<String, String> settings) {
+		settings.forEach((name, value) -> {
+			if (value != null && value.chars().anyMatch(c -> Character.isISOControl(c) || c == '\u2028' || c == '\u2029')) {
+				// Refused before anything reads it: no store keeps it, and no log line prints it raw.
+				throw new IllegalStateException("Runtime override '" + name + "' of limit '" + limit
+						+ "' contains a control character (a line break?): " + escaped(value));
+			}
+		});
 		if (!current().containsKey(limit)) {
 			if (settings.isEmpty() && this.store != null
 					&& join(this.store::overrides, "read the runtime overrides").containsKey(limit)) {
@@ -146,7 +153,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 				join(() -> this.store.override(limit, settings), "store the overrides of limit '" + limit + "'");
 			}
 			catch (RuntimeException ex) {
-				logger.log(System.Logger.Level.WARNING, "Limit '" + limit + "' was not retuned: " + ex.getMessage());
+				logger.log(System.Logger.Level.WARNING, "Limit '" + limit + "' was not retuned: " + escaped(ex.getMessage()));
 				throw ex;
 			}
 		}
@@ -158,6 +165,17 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 				+ (settings.isEmpty() ? "overrides removed" : "overrides " + new TreeMap<>(settings)) + ", now " + operation.limit()
 				+ ((this.store != null) ? "; the other instances apply it within " + this.refresh : ""));
 		return operation;
+	}
+
+	/** Text for a log line or an answer: control characters written as {@code \\uXXXX}, so none starts a line. */
+	private static String escaped(String text) {
+		if (text == null) {
+			return "null";
+		}
+		StringBuilder out = new StringBuilder(text.length());
+		text.chars().forEach(c -> out.append((Character.isISOControl(c) || c == '\u2028' || c == '\u2029')
+				? String.format("\\u%04x", c) : String.valueOf((char) c)));
+		return out.toString();
 	}
 
 	/**

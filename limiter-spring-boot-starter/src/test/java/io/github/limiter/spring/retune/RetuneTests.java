@@ -132,6 +132,18 @@ class RetuneTests {
 	}
 
 	@Test
+	void anOverrideWithAControlCharacterIsRefusedOnEveryBackendAndNeverPrintedRaw() {
+		this.runner.run(context -> {
+			RateLimitRetuner retuner = context.getBean(RateLimitRetuner.class);
+			org.assertj.core.api.Assertions.assertThatIllegalStateException()
+				.isThrownBy(() -> retuner.override("api", Map.of("max", "5\nFAKE LOG LINE")))
+				.withMessage("Runtime override 'max' of limit 'api' contains a control character (a line break?): "
+						+ "5\\u000aFAKE LOG LINE");
+			assertThat(operation(context).limit().capacity()).isEqualTo(3);
+		});
+	}
+
+	@Test
 	void aRuntimeOverrideWinsOverEverySettingAndCanBeRemoved() {
 		this.runner.run(context -> {
 			Api api = context.getBean(Api.class);
