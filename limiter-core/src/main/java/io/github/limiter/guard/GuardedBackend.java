@@ -557,6 +557,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				: OccasionalWarning.reason(cause);
 		failed(new Failure(Instant.now(), "probe: " + reason), cause);
 		this.lastProbe.set(new Probe(Instant.now(), null, reason));
+		// A lower count stands only once the counts stayed lower: a probe that got none breaks that stretch, and the
+		// first lower count after an outage starts it again (the others' announcements may have expired meanwhile).
+		this.lowerSince = 0;
 		if (this.breaker.probeFailed()) {
 			this.degradedWhenOpened.set(this.degraded.get());
 			int instances = instances();
