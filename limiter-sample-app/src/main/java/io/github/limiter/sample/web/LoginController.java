@@ -33,8 +33,16 @@ class LoginController {
 	}
 
 	ResponseEntity<Map<String, Object>> refused(String username, String password, RateLimitExceededException rejection) {
-		boolean failures = rejection.getDecision().limitName().equals("login-failures");
 		long retryAfter = Math.max(1, (rejection.getDecision().retryAfter().toMillis() + 999) / 1000);
+		io.github.limiter.Decision.Origin origin = rejection.getDecision().origin();
+		if (origin == io.github.limiter.Decision.Origin.UNDECIDED || origin == io.github.limiter.Decision.Origin.FAIL_CLOSED) {
+			// Nobody counted anything: the limits could not be checked in time, which is not the user's doing.
+			return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
+				.header("Retry-After", Long.toString(retryAfter))
+				.body(Body.of("captchaRequired", false, "message",
+						"Logins are briefly unavailable; retry in " + retryAfter + " s"));
+		}
+		boolean failures = rejection.getDecision().limitName().equals("login-failures");
 		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
 			.header("Retry-After", Long.toString(retryAfter))
 			.body(Body.of("captchaRequired", failures, "message",
