@@ -7,9 +7,9 @@ import java.net.ServerSocket;
 import java.util.Map;
 
 import org.apache.commons.logging.LogFactory;
-import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
 import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 import redis.embedded.RedisServer;
@@ -52,8 +52,8 @@ public class EmbeddedRedis implements ApplicationListener<ApplicationEnvironment
 		LogFactory.getLog(EmbeddedRedis.class)
 			.info("Started an embedded Redis on 127.0.0.1:" + port + "; a second instance shares its limits with "
 					+ "--spring.data.redis.port=" + port);
+		java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
 		java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
-		java.util.concurrent.atomic.AtomicBoolean managed = new java.util.concurrent.atomic.AtomicBoolean();
 		Runnable stop = () -> {
 			try {
 				server.stop();
@@ -63,17 +63,21 @@ public class EmbeddedRedis implements ApplicationListener<ApplicationEnvironment
 			}
 			stopped.countDown();
 		};
-		// Stopped last, when the context is destroyed: a singleton registered before every other bean is destroyed
+		// Stopped last, when the context is destroyed: a disposable bean registered before every other bean is destroyed
 		// after them, so the limiter withdraws this instance and requests drain while Redis still answers.
 		event.getSpringApplication().addInitializers(context -> {
-			managed.set(true);
-			context.getBeanFactory().registerSingleton("embeddedRedisServer", (DisposableBean) stop::run);
+			// Registered as disposable (a singleton registered as such gets no destruction callback), before every bean.
+			((org.springframework.beans.factory.support.DefaultSingletonBeanRegistry) context.getBeanFactory())
+				.registerDisposableBean("embeddedRedisServer", stop::run);
+			context.addApplicationListener((ApplicationListener<ContextClosedEvent>) closed -> closing.countDown());
 		});
-		// On a JVM that exits without closing the context (or before there is one), the process still goes with it;
-		// when the context closes, Spring's own shutdown hook stops Redis through it, and this one waits for that.
+		// On a JVM that exits without closing the context (or before there is one), the process still goes with it.
+		// When Spring's own shutdown hook, which runs beside this one, closes the context, Redis stops through it, and
+		// this hook waits for that.
 		Runtime.getRuntime().addShutdownHook(new Thread(() -> {
 			try {
-				if (managed.get() && stopped.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+				if (closing.await(1, java.util.concurrent.TimeUnit.SECONDS)
+						&& stopped.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
 					return;
 				}
 			}
