@@ -510,37 +510,10 @@ class GuardedBackendIntegrationTests {
 		java.util.concurrent.BlockingQueue<Integer> counts = new java.util.concurrent.LinkedBlockingQueue<>(
 				List.of(3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3));
 		java.util.concurrent.atomic.AtomicInteger lowest = new java.util.concurrent.atomic.AtomicInteger(3);
-		RateLimiterBackend local = io.github.limiter.backend.local.LocalBackend.create();
-		class Registry implements RateLimiterBackend, io.github.limiter.spi.InstanceRegistry {
-
-			@Override
-			public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-				return local.decideAsync(requests, operation);
-			}
-
-			@Override
-			public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-				return local.refundAsync(requests, acquired);
-			}
-
-			@Override
-			public CompletionStage<Void> resetAsync(Limit limit, String key) {
-				return local.resetAsync(limit, key);
-			}
-
-			@Override
-			public CompletionStage<Integer> announce(String instance, Duration ttl) {
-				Integer next = counts.poll();
-				return CompletableFuture.completedFuture((next != null) ? next : 2);
-			}
-
-			@Override
-			public CompletionStage<Void> withdraw(String instance) {
-				return CompletableFuture.completedFuture(null);
-			}
-
-		}
-		GuardedBackend guarded = GuardedBackend.builder(new Registry())
+		GuardedBackend guarded = GuardedBackend.builder(new CountingRegistry(() -> {
+			Integer next = counts.poll();
+			return (next != null) ? next : 2;
+		}))
 			.heartbeat(Duration.ofMillis(20))
 			.openDuration(Duration.ofSeconds(5))
 			.failurePolicy(requests -> FailurePolicy.LOCAL)
@@ -683,6 +656,120 @@ class GuardedBackendIntegrationTests {
 			this.redis.resume();
 			redisson.shutdown();
 		}
+	}
+
+	/**
+	 * A backend that decides in this JVM and answers each announcement with the count its supplier gives, or, for a
+	 * count below 1, with a refused connection.
+	 */
+	static final class CountingRegistry implements RateLimiterBackend, io.github.limiter.spi.InstanceRegistry {
+
+		private final RateLimiterBackend local = io.github.limiter.backend.local.LocalBackend.create();
+
+		private final java.util.function.IntSupplier counts;
+
+		CountingRegistry(java.util.function.IntSupplier counts) {
+			this.counts = counts;
+		}
+
+		@Override
+		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
+			return this.local.decideAsync(requests, operation);
+		}
+
+		@Override
+		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
+			return this.local.refundAsync(requests, acquired);
+		}
+
+		@Override
+		public CompletionStage<Void> resetAsync(Limit limit, String key) {
+			return this.local.resetAsync(limit, key);
+		}
+
+		@Override
+		public CompletionStage<Integer> announce(String instance, Duration ttl) {
+			int count = this.counts.getAsInt();
+			return (count > 0) ? CompletableFuture.completedFuture(count) : CompletableFuture
+				.failedFuture(new io.github.limiter.spi.BackendException("connection refused", null));
+		}
+
+		@Override
+		public CompletionStage<Void> withdraw(String instance) {
+			return CompletableFuture.completedFuture(null);
+		}
+
+	}
+
+	@Test
+	void aLowerCountSeenBeforeAnOutageDoesNotLetTheLoneCountAfterItStandAtOnce() throws Exception {
+		// A lower count seen just before an outage must not let the lone count right after it stand at once: the first
+		// instance whose circuit closes after Redis lost the others' announcements counts itself alone, and an outage
+		// soon after must not give it the whole of every limit (a review found the stretch of lower counts outlived
+		// the outage).
+		java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger(3);
+		try (GuardedBackend guard = GuardedBackend.builder(new CountingRegistry(next::get))
+			.heartbeat(Duration.ofMillis(100))
+			.openDuration(Duration.ofSeconds(2))
+			.build()) {
+			awaitInstances(guard, 3);
+			// One instance leaves (or one heartbeat reads 2) for 300 ms, less than an announcement's life plus an open
+			// period; then an outage of 1.5 s.
+			next.set(2);
+			Thread.sleep(300);
+			next.set(-1);
+			long giveUp = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+			while (guard.breaker().isClosed() && System.nanoTime() < giveUp) {
+				Thread.sleep(5);
+			}
+			assertThat(guard.breaker().isClosed()).isFalse();
+			Thread.sleep(1500);
+			// Redis back: this instance is the first to announce itself, the others' announcements expired.
+			next.set(1);
+			while (!guard.breaker().isClosed() && System.nanoTime() < giveUp + Duration.ofSeconds(10).toNanos()) {
+				Thread.sleep(5);
+			}
+			Thread.sleep(50);
+			assertThat(guard.stats().instances()).as("the lone count does not stand at once").isGreaterThan(1);
+		}
+	}
+
+	@Test
+	void aRedisThatRefusesWritesForWantOfMemoryIsDownForTheGuardAndUpAgainOnceItHasMemory() throws Exception {
+		// Out of memory with noeviction, Redis refuses every decision's write: an outage, which the probe must see too
+		// (its announcement is the first write of its script, refused like the others), so that the circuit opens and
+		// the local shares decide, until Redis has memory again. (A review found the circuit closed and health UP.)
+		RateLimiterBackend backend = SpringDataRedisScriptExecutor.backend(this.lettuce, Runnable::run).keyPrefix("oom:").build();
+		try (GuardedBackend guard = GuardedBackend.builder(backend)
+			.openDuration(Duration.ofMillis(500))
+			.heartbeat(Duration.ofMillis(200))
+			.failurePolicy(requests -> FailurePolicy.LOCAL)
+			.build()) {
+			assertThat(decidesUntil(guard, Decision.Origin.BACKEND)).as("Redis decides at first").isTrue();
+			assertThat(this.redis.command("CONFIG", "SET", "maxmemory-policy", "noeviction")).startsWith("+OK");
+			assertThat(this.redis.command("CONFIG", "SET", "maxmemory", "1")).startsWith("+OK");
+			try {
+				assertThat(decidesUntil(guard, Decision.Origin.LOCAL_FALLBACK)).as("the circuit opened: the shares decide")
+					.isTrue();
+				assertThat(guard.breaker().state()).isNotEqualTo(CircuitBreaker.State.CLOSED);
+			}
+			finally {
+				assertThat(this.redis.command("CONFIG", "SET", "maxmemory", "0")).startsWith("+OK");
+			}
+			assertThat(decidesUntil(guard, Decision.Origin.BACKEND)).as("Redis decides again").isTrue();
+		}
+	}
+
+	/** Decides until a decision has the origin, for at most 30 s. */
+	private boolean decidesUntil(GuardedBackend guard, Decision.Origin origin) throws InterruptedException {
+		long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+		while (System.nanoTime() < giveUp) {
+			if (guard.decide(List.of(LimitRequest.of(this.limit, "k")), Operation.ACQUIRE).origin() == origin) {
+				return true;
+			}
+			Thread.sleep(20);
+		}
+		return false;
 	}
 
 }
