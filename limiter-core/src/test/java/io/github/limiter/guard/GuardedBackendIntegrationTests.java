@@ -662,29 +662,13 @@ class GuardedBackendIntegrationTests {
 	 * A backend that decides in this JVM and answers each announcement with the count its supplier gives, or, for a
 	 * count below 1, with a refused connection.
 	 */
-	static final class CountingRegistry implements RateLimiterBackend, io.github.limiter.spi.InstanceRegistry {
-
-		private final RateLimiterBackend local = io.github.limiter.backend.local.LocalBackend.create();
+	static final class CountingRegistry extends io.github.limiter.testsupport.LocalDecorator
+			implements io.github.limiter.spi.InstanceRegistry {
 
 		private final java.util.function.IntSupplier counts;
 
 		CountingRegistry(java.util.function.IntSupplier counts) {
 			this.counts = counts;
-		}
-
-		@Override
-		public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation) {
-			return this.local.decideAsync(requests, operation);
-		}
-
-		@Override
-		public CompletionStage<Void> refundAsync(List<LimitRequest> requests, Decision acquired) {
-			return this.local.refundAsync(requests, acquired);
-		}
-
-		@Override
-		public CompletionStage<Void> resetAsync(Limit limit, String key) {
-			return this.local.resetAsync(limit, key);
 		}
 
 		@Override
