@@ -12,14 +12,15 @@ cd "$(dirname "$0")/.."
 runs="${1:-1}"
 [ $# -gt 0 ] && shift
 jars=("$@")
+# The tools first: a missing one is said before minutes of building.
+for tool in wrk redis-server redis-cli; do
+	command -v "$tool" >/dev/null || { echo "real-load: $tool is missing (apt-get install wrk redis-server)" >&2; exit 2; }
+done
 if [ ${#jars[@]} -eq 0 ]; then
 	jar=limiter-sample-app/target/limiter-sample-app-0.1.0-SNAPSHOT.jar
 	[ -f "$jar" ] || ./mvnw -q -pl limiter-sample-app -am package -DskipTests
 	jars=("$jar")
 fi
-for tool in wrk redis-server redis-cli; do
-	command -v "$tool" >/dev/null || { echo "real-load: $tool is missing (apt-get install wrk redis-server)" >&2; exit 2; }
-done
 
 work=$(mktemp -d)
 redis_port=16390

@@ -10,7 +10,7 @@ log=$(mktemp)
 ./mvnw -pl limiter-sample-app -am spring-boot:run -Dspring-boot.run.arguments=--server.port=$port >"$log" 2>&1 &
 runner=$!
 # Maven's shutdown hook stops the application it forked (and the application its embedded Redis).
-stop() { kill "$runner" 2>/dev/null || true; wait "$runner" 2>/dev/null || true; }
+stop() { kill "$runner" 2>/dev/null || true; wait "$runner" 2>/dev/null || true; rm -f "$log"; }
 trap stop EXIT
 for i in $(seq 1 240); do
   if grep -q "Tomcat started on port $port" "$log" && curl -sf "http://127.0.0.1:$port/actuator/health" >/dev/null 2>&1; then
