@@ -75,8 +75,13 @@ final class ReactiveRateLimits {
 	 * thread) the caller as it is.
 	 */
 	private static Caller assembled(Caller caller, RateLimitedMethod limited) {
-		return (caller.request() != null) ? new Assembled(caller, caller.ip(), caller.principal(),
-				caller.handles(limited.method())) : caller;
+		if (caller.request() == null) {
+			return caller;
+		}
+		// The address and principal only for a method whose expressions read them: a lookup per call otherwise.
+		boolean reads = limited.usesCaller();
+		return new Assembled(caller, reads ? caller.ip() : null, reads ? caller.principal() : null,
+				caller.handles(limited.method()));
 	}
 
 	private record Assembled(Caller caller, String ip, java.security.Principal principal, boolean handler)

@@ -60,33 +60,53 @@ class InterruptedWaitTests {
 
 	}
 
-	/** Runs the call on a thread of its own, interrupts it once it waits, and returns what the call threw. */
-	private static Throwable interruptedWhileWaiting(Runnable call) throws InterruptedException {
-		AtomicReference<Throwable> thrown = new AtomicReference<>();
-		AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();
+	/** How a call on a thread of its own ended: what it threw, and whether the thread was left interrupted. */
+	private record Ended(Throwable thrown, boolean interrupted) {
+
+	}
+
+	/**
+	 * Runs the call on a thread of its own, interrupted before the call or once it waits, and waits for its end.
+	 * @param call the call
+	 * @param before whether the thread is interrupted before the call (else once the call waits)
+	 */
+	private static Ended onInterruptedThread(Runnable call, boolean before) throws InterruptedException {
+		AtomicReference<Ended> ended = new AtomicReference<>();
 		Thread thread = new Thread(() -> {
+			if (before) {
+				Thread.currentThread().interrupt();
+			}
+			Throwable thrown = null;
 			try {
 				call.run();
 			}
 			catch (Throwable ex) {
-				thrown.set(ex);
+				thrown = ex;
 			}
-			stillInterrupted.set(Thread.currentThread().isInterrupted());
+			ended.set(new Ended(thrown, Thread.currentThread().isInterrupted()));
 		});
 		thread.start();
-		// Until the thread waits (a wait of seconds), then interrupted.
-		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-		while (thread.getState() != Thread.State.TIMED_WAITING && thread.getState() != Thread.State.WAITING
-				&& System.nanoTime() < deadline) {
-			Thread.sleep(5);
+		if (!before) {
+			// Until the thread waits (a wait of seconds), then interrupted.
+			long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+			while (thread.getState() != Thread.State.TIMED_WAITING && thread.getState() != Thread.State.WAITING
+					&& System.nanoTime() < deadline) {
+				Thread.sleep(5);
+			}
+			thread.interrupt();
 		}
-		thread.interrupt();
 		thread.join(Duration.ofSeconds(30).toMillis());
-		assertThat(thread.isAlive()).as("an interrupted wait ends").isFalse();
-		if (thrown.get() instanceof CancellationException) {
-			assertThat(stillInterrupted.get()).as("the interrupt status, set again").isTrue();
+		assertThat(thread.isAlive()).as("the call ends").isFalse();
+		return ended.get();
+	}
+
+	/** Runs the call on a thread of its own, interrupts it once it waits, and returns what the call threw. */
+	private static Throwable interruptedWhileWaiting(Runnable call) throws InterruptedException {
+		Ended ended = onInterruptedThread(call, false);
+		if (ended.thrown() instanceof CancellationException) {
+			assertThat(ended.interrupted()).as("the interrupt status, set again").isTrue();
 		}
-		return thrown.get();
+		return ended.thrown();
 	}
 
 	private static Limit limit(RateLimitOperationSource source, String name) {
@@ -139,24 +159,11 @@ class InterruptedWaitTests {
 		this.runner.withBean(RateLimiter.class, () -> RateLimiter.of(new CancelledBeforeItsDecisionTests.Slow()))
 			.run(context -> {
 				Waiting waiting = context.getBean(Waiting.class);
-				AtomicReference<Throwable> thrown = new AtomicReference<>();
-				AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();
-				Thread thread = new Thread(() -> {
-					Thread.currentThread().interrupt();
-					try {
-						waiting.patient();
-					}
-					catch (Throwable ex) {
-						thrown.set(ex);
-					}
-					stillInterrupted.set(Thread.currentThread().isInterrupted());
-				});
-				thread.start();
-				thread.join(Duration.ofSeconds(30).toMillis());
-				assertThat(thrown.get()).isNull();
+				Ended ended = onInterruptedThread(waiting::patient, true);
+				assertThat(ended.thrown()).isNull();
 				assertThat(waiting.ran()).as("a free permit, on a thread interrupted by code unrelated to the limit")
 					.isEqualTo(1);
-				assertThat(stillInterrupted.get()).as("its interrupt status left as it was").isTrue();
+				assertThat(ended.interrupted()).as("its interrupt status left as it was").isTrue();
 			});
 	}
 
