@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -22,6 +23,7 @@ import io.github.limiter.Operation;
 import io.github.limiter.TimeSource;
 import io.github.limiter.algorithm.Algorithm;
 import io.github.limiter.spi.BackendException;
+import io.github.limiter.spi.BlockingCalls;
 import io.github.limiter.spi.InstanceIdentity;
 import io.github.limiter.spi.InstanceRegistry;
 import io.github.limiter.spi.LateAdmissions;
@@ -262,10 +264,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		catch (RuntimeException ex) {
 			reply = CompletableFuture.failedFuture(ex);
 		}
-		return reply.handle((result, failure) -> {
-			if (failure == null) {
-				return CompletableFuture.completedFuture(result);
-			}
+		// A reply passes through untouched: only a failure takes a further stage.
+		return reply.exceptionallyCompose(failure -> {
 			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
 					? failure.getCause() : failure;
 			if (tried < TRY_AGAIN_TIMES && tryAgain(cause)) {
@@ -277,14 +277,13 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 				throw backend;
 			}
 			throw new BackendException("Redis could not decide " + what + ": " + cause.getMessage(), cause);
-		}).thenCompose(stage -> stage);
+		});
 	}
 
 	private static final int TRY_AGAIN_TIMES = 20;
 
 	/** Where a call refused with {@code TRYAGAIN} is sent again: bounded, as a blocking client's call may block there. */
-	private static final java.util.concurrent.ExecutorService TRY_AGAIN_CALLS = io.github.limiter.spi.BlockingCalls
-		.pool("limiter-tryagain");
+	private static final ExecutorService TRY_AGAIN_CALLS = BlockingCalls.pool("limiter-tryagain");
 
 	private static final long TRY_AGAIN_MILLIS = 25;
 
