@@ -108,9 +108,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		}
 		return switch (limited.shape()) {
 			case REACTIVE -> ReactiveRateLimits.limit(this, invocation, limited, targetClass);
-			case STAGE -> limitStage(invocation, limited, targetClass);
-			case ASYNC_STAGE -> (REACTOR_PRESENT && ReactiveRateLimits.onNonBlockingThread())
-					? limitStage(invocation, limited, targetClass) : limitStageHere(invocation, limited, targetClass);
+			case STAGE -> limitStage(invocation, limited, targetClass, false);
+			case ASYNC_STAGE -> limitStage(invocation, limited, targetClass,
+					!(REACTOR_PRESENT && ReactiveRateLimits.onNonBlockingThread()));
 			case PLAIN -> limitPlain(invocation, limited, targetClass);
 		};
 	}
@@ -213,7 +213,12 @@ public class RateLimitInterceptor implements MethodInterceptor {
 		return cancellation;
 	}
 
-	private Object limitStage(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass) {
+	/**
+	 * Limits a method that returns a {@code CompletionStage}: decided without blocking and run on the continuation
+	 * executor, or, {@code here}, decided and run on the current thread.
+	 */
+	private Object limitStage(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass,
+			boolean here) {
 		Call call;
 		try {
 			call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, caller(limited));
@@ -222,6 +227,10 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			// A key that cannot be had (too long, missing, an expression that fails) fails the stage, as a rejection does.
 			return CompletableFuture.failedFuture(ex);
 		}
+		return here ? limitStageHere(invocation, call) : limitStageLater(invocation, call);
+	}
+
+	private Object limitStageLater(MethodInvocation invocation, Call call) {
 		CompletableFuture<Admission> admitted = admit(call);
 		if (admitted.isDone() && !admitted.isCompletedExceptionally() && admitted.join().delayNanos() == 0) {
 			return proceedStage(invocation, call, admitted.join());
@@ -278,14 +287,7 @@ public class RateLimitInterceptor implements MethodInterceptor {
 	 * Decides a {@code CompletionStage} method on the current thread, which may wait, and runs it there: the thread of
 	 * an {@code @Async} method's executor, whose interceptor waits for the stage this returns.
 	 */
-	private Object limitStageHere(MethodInvocation invocation, RateLimitedMethod limited, Class<?> targetClass) {
-		Call call;
-		try {
-			call = new Call(limited, invocation.getArguments(), invocation.getThis(), targetClass, caller(limited));
-		}
-		catch (RuntimeException ex) {
-			return CompletableFuture.failedFuture(ex);
-		}
+	private Object limitStageHere(MethodInvocation invocation, Call call) {
 		Admission admission;
 		try {
 			admission = await(admit(call));
