@@ -1006,8 +1006,15 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			if (duration == null || duration.isNegative() || duration.isZero()) {
 				throw new IllegalArgumentException(what + " must be positive but was " + duration);
 			}
+			if (duration.compareTo(LONGEST) > 0) {
+				throw new IllegalArgumentException(what + " must be at most " + LONGEST.toDays() + " days but was "
+						+ duration);
+			}
 			return duration;
 		}
+
+		/** Longest duration of a setting, as of a limit's: counted in nanoseconds, much longer would overflow. */
+		private static final Duration LONGEST = Duration.ofDays(3660);
 
 		/**
 		 * Builds the backend and starts its heartbeat.

@@ -62,7 +62,7 @@ public @interface RateLimit {
 
 	/**
 	 * Window length, or refill period of a bucket: {@code 500ms}, {@code 1s}, {@code 1m}, {@code 1h}, {@code 1d} or
-	 * ISO-8601 such as {@code PT1M}.
+	 * ISO-8601 such as {@code PT1M}. A bare number is milliseconds, as in Spring Boot's properties.
 	 * @return a positive duration, or a placeholder
 	 */
 	String window() default "";

@@ -91,14 +91,14 @@ public final class RateLimiterAutoConfiguration {
 			logger.log(System.Logger.Level.WARNING, "limiter.failure.failure-threshold is no longer used and is ignored: "
 					+ "a probe that gets no answer within limiter.failure.max-deadline opens the circuit");
 		}
-		Duration deadline = positive("limiter.failure.deadline", failure.getDeadline());
-		Duration maxDeadline = positive("limiter.failure.max-deadline", failure.getMaxDeadline());
+		Duration deadline = within("limiter.failure.deadline", failure.getDeadline(), ONE_MILLI);
+		Duration maxDeadline = within("limiter.failure.max-deadline", failure.getMaxDeadline(), ONE_MILLI);
 		if (deadline.compareTo(maxDeadline) > 0) {
 			throw new IllegalStateException("Invalid limiter.failure.deadline = '" + deadline + "': must not exceed "
 					+ "limiter.failure.max-deadline = '" + maxDeadline + "' (the deadline adapts between the two)");
 		}
-		Duration openDuration = positive("limiter.failure.open-duration", failure.getOpenDuration());
-		Duration heartbeat = positive("limiter.failure.heartbeat", failure.getHeartbeat());
+		Duration openDuration = within("limiter.failure.open-duration", failure.getOpenDuration(), ONE_MILLI);
+		Duration heartbeat = within("limiter.failure.heartbeat", failure.getHeartbeat(), TEN_MILLIS);
 		if (backend instanceof LocalBackend || backend instanceof GuardedBackend) {
 			return backend;
 		}
@@ -113,12 +113,30 @@ public final class RateLimiterAutoConfiguration {
 			.build();
 	}
 
-	private static Duration positive(String property, Duration value) {
+	/**
+	 * A time setting within its bounds: at least {@code least} (a deadline is checked every millisecond, and a
+	 * heartbeat or a poll every few milliseconds would only load Redis), at most 3660 days, as a limit's durations.
+	 */
+	private static Duration within(String property, Duration value, Duration least) {
 		if (value == null || value.isNegative() || value.isZero()) {
 			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be a positive duration");
 		}
+		if (value.compareTo(least) < 0) {
+			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be at least " + least
+					+ " (a number without a unit is milliseconds)");
+		}
+		if (value.compareTo(LONGEST) > 0) {
+			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be at most "
+					+ LONGEST.toDays() + " days");
+		}
 		return value;
 	}
+
+	private static final Duration ONE_MILLI = Duration.ofMillis(1);
+
+	private static final Duration TEN_MILLIS = Duration.ofMillis(10);
+
+	private static final Duration LONGEST = Duration.ofDays(3660);
 
 	/**
 	 * Stops the guard's heartbeat and withdraws this instance from the backend's instance count when its context
@@ -156,8 +174,8 @@ public final class RateLimiterAutoConfiguration {
 	RateLimitRetuner rateLimitRetuner(AnnotationRateLimitOperationSource source, Environment environment,
 			RateLimiterProperties properties, ObjectProvider<RateLimiterBackend> backend) {
 		RateLimiterProperties.Retune retune = properties.getRetune();
-		positive("limiter.retune.refresh", retune.getRefresh());
-		positive("limiter.retune.timeout", retune.getTimeout());
+		within("limiter.retune.refresh", retune.getRefresh(), TEN_MILLIS);
+		within("limiter.retune.timeout", retune.getTimeout(), ONE_MILLI);
 		OverrideStore store = (backend.getIfAvailable() instanceof OverrideStore shared) ? shared : null;
 		return new RateLimitRetuner(source, environment, store, retune.getRefresh(), retune.getTimeout());
 	}

@@ -7,6 +7,15 @@ import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
+import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
+import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.UnboundElementsSourceFilter;
+import org.springframework.boot.origin.Origin;
 import org.springframework.core.Ordered;
 
 import io.github.limiter.Limit;
@@ -33,10 +42,37 @@ public class RateLimiterProperties {
 	 * @return the properties
 	 */
 	public static RateLimiterProperties bind(org.springframework.core.env.Environment environment) {
-		return org.springframework.boot.context.properties.bind.Binder.get(environment)
-			.bindOrCreate("limiter", org.springframework.boot.context.properties.bind.Bindable.of(RateLimiterProperties.class),
-					new org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler(
-							org.springframework.boot.context.properties.bind.BindHandler.DEFAULT));
+		try {
+			return Binder.get(environment)
+				.bindOrCreate("limiter", Bindable.of(RateLimiterProperties.class),
+						new NoUnboundElementsBindHandler(BindHandler.DEFAULT,
+								// As Boot's own strict binding: environment variables and system properties are set
+								// for the whole machine (LIMITER_REDIS_SERVER, a Kubernetes service named limiter),
+								// not only for this starter, so a name there that it does not know is no typo.
+								new UnboundElementsSourceFilter()));
+		}
+		catch (BindException ex) {
+			throw emptyValue(ex);
+		}
+	}
+
+	/**
+	 * A property given an empty value ({@code limiter.failure.deadline=}, {@code ${UNSET:}}) binds to nothing, which
+	 * the strict binding reports as a name it does not know: said as what it is instead (the whole story, so without
+	 * the binder's exception as its cause).
+	 */
+	private static RuntimeException emptyValue(BindException ex) {
+		if (ex.getCause() instanceof UnboundConfigurationPropertiesException unbound) {
+			for (ConfigurationProperty property : unbound.getUnboundProperties()) {
+				if (property.getValue() instanceof CharSequence text && text.toString().isBlank()) {
+					Origin origin = property.getOrigin();
+					return new IllegalStateException("Invalid " + property.getName() + " = '" + text + "'"
+							+ ((origin != null) ? " (" + origin + ")" : "")
+							+ ": empty; give it a value, or remove it for the default");
+				}
+			}
+		}
+		return ex;
 	}
 
 	/**
@@ -138,6 +174,11 @@ public class RateLimiterProperties {
 	}
 
 	public void setKeyPrefix(String keyPrefix) {
+		if (keyPrefix != null && keyPrefix.isBlank()) {
+			throw new IllegalArgumentException("Invalid limiter.key-prefix = '" + keyPrefix + "': empty, which would "
+					+ "write the limiter's keys at the top of Redis's key space, among the application's own; remove "
+					+ "it for the default 'limiter:<spring.application.name>:', or give a prefix");
+		}
 		if (keyPrefix != null && (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0)) {
 			throw new IllegalArgumentException("Invalid limiter.key-prefix = '" + keyPrefix + "': must not contain braces, "
 					+ "which would pick the Redis Cluster slot of every key (the limiter picks each key's slot from the key)");
@@ -255,7 +296,7 @@ public class RateLimiterProperties {
 		private Long max;
 
 		/**
-		 * Window length, or refill period of a bucket.
+		 * Window length, or refill period of a bucket. A bare number is milliseconds: write the unit ("1m").
 		 */
 		private Duration window;
 
@@ -460,13 +501,14 @@ public class RateLimiterProperties {
 		/**
 		 * Shortest time a decision waits for the backend before the failure policy decides. The deadline in force is
 		 * three times the slowest answer of the last 10 seconds, between this and max-deadline, so that a busy JVM is
-		 * not taken for a dead backend.
+		 * not taken for a dead backend. At least 1 ms; a bare number is milliseconds.
 		 */
 		private Duration deadline = Duration.ofMillis(50);
 
 		/**
 		 * Longest time a decision waits for the backend, and how long a probe waits for its answer. The backend
-		 * counts as down, and the circuit opens, when two probes in a row get none and nothing else answered.
+		 * counts as down, and the circuit opens, when two probes in a row get none and nothing else answered. At least
+		 * 1 ms.
 		 */
 		private Duration maxDeadline = Duration.ofSeconds(1);
 
@@ -478,6 +520,7 @@ public class RateLimiterProperties {
 
 		/**
 		 * Interval of the heartbeat that probes the backend and announces this instance (alive for three intervals).
+		 * At least 10 ms; a bare number is milliseconds.
 		 */
 		private Duration heartbeat = Duration.ofSeconds(1);
 
@@ -487,7 +530,7 @@ public class RateLimiterProperties {
 		private Integer failureThreshold;
 
 		/**
-		 * How long the circuit stays open before the next probe of the backend.
+		 * How long the circuit stays open before the next probe of the backend. At least 1 ms.
 		 */
 		private Duration openDuration = Duration.ofSeconds(5);
 
@@ -730,12 +773,12 @@ public class RateLimiterProperties {
 
 		/**
 		 * How often each instance reads the runtime overrides from the shared backend: the longest time an override
-		 * made on another instance takes to apply here.
+		 * made on another instance takes to apply here. At least 10 ms; a bare number is milliseconds.
 		 */
 		private Duration refresh = Duration.ofSeconds(5);
 
 		/**
-		 * How long a read or write of the runtime overrides in the backend may take.
+		 * How long a read or write of the runtime overrides in the backend may take. At least 1 ms.
 		 */
 		private Duration timeout = Duration.ofSeconds(2);
 

@@ -71,6 +71,18 @@ class BadConfigurationCorpusTests {
 				Arguments.of("limiter.failure.polcy=open", "limiter.failure.polcy"),
 				Arguments.of("limiter.policies.fixed.maximum=5", "limiter.policies.fixed.maximum"),
 				Arguments.of("limiter.key-prefix=app{1}:", "Invalid limiter.key-prefix = 'app{1}:': must not contain braces"),
+				Arguments.of("limiter.key-prefix=", "Invalid limiter.key-prefix = '': empty"),
+				Arguments.of("limiter.failure.deadline=", "Invalid limiter.failure.deadline = '' "),
+				Arguments.of("limiter.failure.policy=", "Invalid limiter.failure.policy = '' "),
+				// A number without a unit is milliseconds: a heartbeat of 1 would send Redis thousands of probes a second.
+				Arguments.of("limiter.failure.heartbeat=1", "Invalid limiter.failure.heartbeat = 'PT0.001S': must be at "
+						+ "least PT0.01S (a number without a unit is milliseconds)"),
+				Arguments.of("limiter.retune.refresh=1ns", "Invalid limiter.retune.refresh = 'PT0.000000001S': must be at least"),
+				Arguments.of("limiter.retune.timeout=500us", "Invalid limiter.retune.timeout = 'PT0.0005S': must be at least PT0.001S"),
+				Arguments.of("limiter.failure.open-duration=200000d", "Invalid limiter.failure.open-duration = 'PT4800000H': "
+						+ "must be at most 3660 days"),
+				Arguments.of("limiter.failure.max-deadline=200000d", "Invalid limiter.failure.max-deadline = 'PT4800000H': "
+						+ "must be at most 3660 days"),
 				Arguments.of("t.delay=1", METHOD + "attribute 'delay' = '1' is not accepted by the TOKEN_BUCKET algorithm "
 						+ "(only by LEAKY_BUCKET)"),
 				Arguments.of("t.policy=leaky,t.burst=2,t.delay=3", METHOD + "attribute 'delay' = '3' must be between 0 "
@@ -92,6 +104,34 @@ class BadConfigurationCorpusTests {
 		this.runner.withPropertyValues(policies()).withPropertyValues(properties.split(",")).run(context -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).rootCause().hasMessageContaining(message);
+		});
+	}
+
+	/**
+	 * Environment variables and system properties are set for the whole machine, not for this starter alone: a name
+	 * there that it does not know (a Kubernetes service called {@code limiter}, the tests' own
+	 * {@code LIMITER_REDIS_SERVER}) is no typo and does not stop the application, while the same name in the
+	 * application's configuration does; a known one binds from there.
+	 */
+	@Test
+	void unknownNamesFromTheEnvironmentAreNotTyposButKnownOnesBind() {
+		java.util.Map<String, Object> variables = java.util.Map.of("LIMITER_REDIS_SERVER", "/usr/bin/redis-server",
+				"LIMITER_PORT", "tcp://10.0.0.7:80", "LIMITER_SERVICE_HOST", "10.0.0.7", "LIMITER_EMPTY_KEY", "reject");
+		ApplicationContextRunner machine = this.runner.withSystemProperties("limiter.redis.server=/x")
+			.withInitializer(context -> context.getEnvironment()
+				.getPropertySources()
+				.replace(org.springframework.core.env.StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+						new org.springframework.core.env.SystemEnvironmentPropertySource(
+								org.springframework.core.env.StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+								variables)));
+		machine.run(context -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(io.github.limiter.spring.autoconfigure.RateLimiterProperties.class).getEmptyKey())
+				.isEqualTo(io.github.limiter.spring.autoconfigure.RateLimiterProperties.EmptyKey.REJECT);
+		});
+		machine.withPropertyValues("limiter.redis.server=/x").run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("limiter.redis.server");
 		});
 	}
 
