@@ -29,7 +29,9 @@ end
 
 -- The string state of the O(1) algorithms goes through these: each key is read at most once per script call and
 -- written at most once, at the end of decide.lua, however many decisions the call takes on it. A missing key reads
--- nil.
+-- nil. Every write of a call comes after all its reads, so that a call that fails (a key of another type that some
+-- other program wrote, a calendar window a client described wrongly) leaves nothing behind: Redis keeps what a
+-- failing script wrote, and the callers of a failed call got no permit.
 local kv_values = {}
 local kv_writes = {}
 
@@ -52,6 +54,12 @@ local function kv_set(key, value, ttl)
   kv_values[key] = value
   kv_writes[key] = ttl or kv_writes[key] or true
 end
+
+-- What the sliding log (the one algorithm whose state is not a string) writes at the end of decide.lua, after every
+-- decision was made: log_finish(now) writes log_pending, the members the call's acquires admitted, per key ({window,
+-- permits, member, member...}), which a later decision of the call on the key counts and a delete drops. Both stay
+-- nil in a script without a sliding log (a table made costs every call).
+local log_pending, log_finish
 
 -- The state of a window (fixed_window.lua, sliding_window_counter.lua): a number, then one or two counts, as the digits
 -- of one integer: the number, each count, then each count's number of digits (1 to 9), so '493853' and 12 read

@@ -143,6 +143,9 @@ while i <= last do
       for j = 1, count do
         if kind == 'x' then
           kv_set(keys[j], false)
+          if log_pending then
+            log_pending[keys[j]] = nil
+          end
           redis.call('DEL', keys[j])
           outcomes[j] = {true, 0, 0, 0, 0}
         else
@@ -164,7 +167,10 @@ while i <= last do
   end
 end
 
--- The keys written, once each.
+-- The writes, after every read: the sliding logs' members, then the keys of the O(1) algorithms, once each.
+if log_finish then
+  log_finish(now)
+end
 for key, ttl in pairs(kv_writes) do
   local value = kv_values[key]
   if value == false then

@@ -144,6 +144,54 @@ class ScriptCallTests {
 		assertThat(inOneCall.get(10).get(0).remaining()).as("after the reset, a full bucket").isEqualTo(1);
 	}
 
+	/**
+	 * Redis keeps what a failing script wrote, and a failed call answers none of its callers: so a call writes only
+	 * after all of its decisions have read, and one that fails on a key of another type (written by some other
+	 * program) leaves no permit taken for the callers batched before it, the sliding log's members included.
+	 */
+	@Test
+	void aCallThatFailsOnAKeyOfAnotherTypeLeavesNothingOfTheDecisionsBeforeIt() {
+		String prefix = TestRedis.uniquePrefix();
+		io.github.limiter.testsupport.RedisProcess server = TestRedis.standalone();
+		server.command("HSET", prefix + "foreign", "field", "value");
+		ScriptCall call = new ScriptCall("", 0);
+		call.decide("a", "t1", LimitRequest.of(LOG, "alice"), prefix + "log:alice");
+		call.decide("a", "t2", new LimitRequest(LOG, "bob", 2), prefix + "log:bob");
+		call.decide("a", "", LimitRequest.of(BUCKET, "carol"), prefix + "bucket:carol");
+		call.decide("a", "", LimitRequest.of(WINDOW, "dave"), prefix + "foreign");
+		assertThatThrownBy(() -> redis.execute(call.script(), call.keys(), call.arguments()).toCompletableFuture().join())
+			.hasMessageContaining("WRONGTYPE");
+		assertThat(server.command("EXISTS", prefix + "log:alice", prefix + "log:bob", prefix + "bucket:carol").trim())
+			.as("no key written").isEqualTo(":0");
+	}
+
+	/** Acquires on one log in one call count the members admitted before them, which are written at the call's end. */
+	@Test
+	void acquiresOnOneLogInOneCallCountThePermitsAdmittedBeforeThem() {
+		String prefix = TestRedis.uniquePrefix();
+		String key = prefix + "log:erin";
+		SlidingWindowLog three = SlidingWindowLog.of("three", 3, Duration.ofMinutes(1));
+		ScriptCall first = new ScriptCall(TIME, 0);
+		first.decide("a", "t1", LimitRequest.of(three, "erin"), key);
+		redis.execute(first.script(), first.keys(), first.arguments()).toCompletableFuture().join();
+		long later = Long.parseLong(TIME) + 10_000_000;
+		ScriptCall call = new ScriptCall(Long.toString(later), 0);
+		call.decide("a", "t2", LimitRequest.of(three, "erin"), key);
+		call.decide("c", "", LimitRequest.of(three, "erin"), key);
+		call.decide("a", "t3", LimitRequest.of(three, "erin"), key);
+		call.decide("a", "t4", LimitRequest.of(three, "erin"), key);
+		call.decide("a", "t5", new LimitRequest(three, "erin", 2), key);
+		List<List<Decision>> decisions = call.decode(
+				redis.execute(call.script(), call.keys(), call.arguments()).toCompletableFuture().join());
+		assertThat(allowed(decisions)).containsExactly(true, true, true, false, false);
+		assertThat(decisions.get(1).get(0).remaining()).as("a check tells what would be left after it").isZero();
+		assertThat(decisions.get(1).get(0).resetAfter()).as("the newest permit is this call's").isEqualTo(Duration.ofMinutes(1));
+		assertThat(decisions.get(3).get(0).retryAfter()).as("when t1, 10 s older, leaves").isEqualTo(Duration.ofSeconds(50));
+		assertThat(decisions.get(4).get(0).retryAfter()).as("two must leave: t1, then the first of this call's")
+			.isEqualTo(Duration.ofMinutes(1));
+		assertThat(TestRedis.standalone().command("ZCARD", key).trim()).isEqualTo(":3");
+	}
+
 	@Test
 	void aBatchNamesAtMostThreeOfItsKeysSoThatItsErrorsStayOneReadableLine() {
 		ScriptCall call = new ScriptCall("", 0);
