@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.github.limiter.event.RateLimiterListener;
 import io.github.limiter.spi.LateAdmissions;
+import io.github.limiter.spi.OccasionalWarning;
 import io.github.limiter.spi.RateLimiterBackend;
 
 /**
@@ -31,14 +32,15 @@ public final class RateLimiter {
 	/** Longest {@code maxWait} accepted, as the longest window: 3660 days. */
 	public static final Duration MAX_WAIT = Duration.ofDays(3660);
 
-	private static final System.Logger logger = System.getLogger(RateLimiter.class.getName());
-
 	/** Gives back what a wait was admitted after its caller stopped waiting. */
 	private final LateAdmissions late = new LateAdmissions(RateLimiter.class, this::refundAsync);
 
 	private final RateLimiterBackend backend;
 
 	private final List<RateLimiterListener> listeners;
+
+	/** A listener that throws may do so on every decision: logged with its stack trace once, then every 10 s. */
+	private final OccasionalWarning listenerFailures = new OccasionalWarning(RateLimiter.class);
 
 	private RateLimiter(RateLimiterBackend backend, List<RateLimiterListener> listeners) {
 		this.backend = Objects.requireNonNull(backend, "backend must not be null");
@@ -459,7 +461,7 @@ public final class RateLimiter {
 				listener.onDecision(requests, operation, decision, nanos);
 			}
 			catch (RuntimeException ex) {
-				logger.log(System.Logger.Level.WARNING, "Rate limiter listener " + listener + " failed", ex);
+				this.listenerFailures.warn(() -> "Rate limiter listener " + listener + " failed", ex);
 			}
 		}
 	}
@@ -475,7 +477,7 @@ public final class RateLimiter {
 				event.accept(listener);
 			}
 			catch (RuntimeException ex) {
-				logger.log(System.Logger.Level.WARNING, "Rate limiter listener " + listener + " failed", ex);
+				this.listenerFailures.warn(() -> "Rate limiter listener " + listener + " failed", ex);
 			}
 		}
 	}

@@ -100,6 +100,25 @@ class RateLimiterTests {
 			.withMessage("key must not be null");
 	}
 
+	/** A listener that fails on every decision (its sink is down) writes one warning, not one per decision. */
+	@Test
+	void aListenerThatFailsOnEveryDecisionIsLoggedOnceWithItsReason() {
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create()).withListener(new RateLimiterListener() {
+			@Override
+			public void onDecision(List<io.github.limiter.LimitRequest> requests, Operation operation, Decision decision,
+					long nanos) {
+				throw new IllegalStateException("audit sink down");
+			}
+		});
+		try (io.github.limiter.testsupport.LoggedWarnings warnings = io.github.limiter.testsupport.LoggedWarnings
+			.of(RateLimiter.class)) {
+			for (int i = 0; i < 200; i++) {
+				assertThat(limiter.tryAcquire(this.limit, "user-" + i)).isTrue();
+			}
+			assertThat(warnings.messages()).singleElement().asString().contains("failed: IllegalStateException: audit sink down");
+		}
+	}
+
 	@Test
 	void listenersSeeBackendFailuresAndAFailingListenerChangesNothing() {
 		RateLimiterBackend broken = StubBackend.failingWith(new BackendException("down", null));

@@ -2,13 +2,15 @@ package io.github.limiter.spi;
 
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * A warning about failures that may come in bursts (a refund that Redis did not take during a failover): logged with
- * its reason, without a stack trace, at most every 10 seconds, with how many were not logged since. For backends and
- * the guard around them.
+ * A warning about failures that may come in bursts (a refund that Redis did not take during a failover, a listener
+ * that throws on every decision): logged with its reason at most every 10 seconds, with how many were not logged
+ * since; a failure's stack trace only the first time, so that a call that fails at a hundred requests a second writes
+ * one trace, not a hundred a second. For backends, the guard around them, and the starter.
  */
 public final class OccasionalWarning {
 
@@ -16,23 +18,47 @@ public final class OccasionalWarning {
 
 	private final System.Logger logger;
 
+	private final System.Logger.Level level;
+
 	private final AtomicLong last = new AtomicLong(System.nanoTime() - EVERY_NANOS);
 
 	private final AtomicLong skipped = new AtomicLong();
 
+	private final AtomicBoolean traced = new AtomicBoolean();
+
 	/**
-	 * A warning logged under the name of the class that raises it.
+	 * A warning logged at WARNING under the name of the class that raises it.
 	 * @param source the class
 	 */
 	public OccasionalWarning(Class<?> source) {
-		this.logger = System.getLogger(source.getName());
+		this(source, System.Logger.Level.WARNING);
 	}
 
 	/**
-	 * Logs the message at WARNING, unless one was logged less than 10 seconds ago.
+	 * A message logged at a level under the name of the class that raises it.
+	 * @param source the class
+	 * @param level the level
+	 */
+	public OccasionalWarning(Class<?> source, System.Logger.Level level) {
+		this.logger = System.getLogger(source.getName());
+		this.level = level;
+	}
+
+	/**
+	 * Logs the message, unless one was logged less than 10 seconds ago.
 	 * @param message the message, built only when it is logged
 	 */
 	public void warn(Supplier<String> message) {
+		warn(message, null);
+	}
+
+	/**
+	 * Logs the message with the failure's {@linkplain #reason(Throwable) reason}, unless one was logged less than 10
+	 * seconds ago; with its stack trace the first time.
+	 * @param message the message, built only when it is logged
+	 * @param failure the failure, or {@code null}
+	 */
+	public void warn(Supplier<String> message, Throwable failure) {
 		long now = System.nanoTime();
 		long last = this.last.get();
 		if (now - last < EVERY_NANOS || !this.last.compareAndSet(last, now)) {
@@ -40,8 +66,14 @@ public final class OccasionalWarning {
 			return;
 		}
 		long skipped = this.skipped.getAndSet(0);
-		this.logger.log(System.Logger.Level.WARNING,
-				message.get() + ((skipped > 0) ? " (" + skipped + " more like it in the last 10 s)" : ""));
+		String text = message.get() + ((failure != null) ? ": " + reason(failure) : "")
+				+ ((skipped > 0) ? " (" + skipped + " more like it in the last 10 s)" : "");
+		if (failure != null && this.traced.compareAndSet(false, true)) {
+			this.logger.log(this.level, text, failure);
+		}
+		else {
+			this.logger.log(this.level, text);
+		}
 	}
 
 	/**

@@ -28,6 +28,7 @@ import io.github.limiter.LimitRequest;
 import io.github.limiter.Operation;
 import io.github.limiter.RateLimitExceededException;
 import io.github.limiter.RateLimiter;
+import io.github.limiter.spi.OccasionalWarning;
 import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 import io.github.limiter.spring.web.Caller;
@@ -51,12 +52,10 @@ import io.github.limiter.backend.local.LocalBackend;
  */
 public class RateLimitInterceptor implements MethodInterceptor {
 
-	private static final System.Logger logger = System.getLogger(RateLimitInterceptor.class.getName());
 
 	private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
 			RateLimitInterceptor.class.getClassLoader());
 
-	private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
 	private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Decision> RESERVED =
 			java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Decision.class, "reserved");
@@ -77,7 +76,8 @@ public class RateLimitInterceptor implements MethodInterceptor {
 
 	private final Supplier<Executor> continuations;
 
-	private final Map<String, Long> logged = new ConcurrentHashMap<>();
+	/** Warnings logged at most every 10 s each, by topic (a kind of failure and a method or limit). */
+	private final Map<String, OccasionalWarning> warnings = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates an interceptor.
@@ -332,8 +332,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				reservationBack = settleAsync(call, null, null, true);
 			}
 			catch (RuntimeException ex) {
-				logger.log(System.Logger.Level.WARNING, "Could not give back what a call of " + call.limited.description()
-						+ " reserved; it counts as failed", ex);
+				logEvery("settle:" + call.limited.description(), System.Logger.Level.WARNING, () -> "Could not give back "
+						+ "what a call of " + call.limited.description() + " reserved; it counts as failed. Logged at "
+						+ "most every 10 s per method", ex);
 			}
 			CompletableFuture<Void> back = (reservationBack == null) ? admissionBack
 					: CompletableFuture.allOf(admissionBack, reservationBack.toCompletableFuture());
@@ -727,8 +728,9 @@ public class RateLimitInterceptor implements MethodInterceptor {
 			}
 		}
 		catch (RuntimeException ex) {
-			logger.log(System.Logger.Level.WARNING, "Could not decide whether a call of " + call.limited.description()
-					+ " failed; it counts as failed", ex);
+			logEvery("settle:" + call.limited.description(), System.Logger.Level.WARNING, () -> "Could not decide "
+					+ "whether a call of " + call.limited.description() + " failed; it counts as failed. Logged at "
+					+ "most every 10 s per method", ex);
 		}
 	}
 
@@ -744,14 +746,15 @@ public class RateLimitInterceptor implements MethodInterceptor {
 				+ "); logged at most every 10 s per limit");
 	}
 
-	/** Logs a message at most every 10 s per topic. */
+	/** Logs a message at most every 10 s per topic, with how many were not logged since. */
 	private void logEvery(String topic, System.Logger.Level level, Supplier<String> message) {
-		long now = System.nanoTime();
-		Long last = this.logged.get(topic);
-		if ((last == null || now - last > LOG_INTERVAL_NANOS) && logger.isLoggable(level)) {
-			this.logged.put(topic, now);
-			logger.log(level, message.get());
-		}
+		logEvery(topic, level, message, null);
+	}
+
+	/** As {@link #logEvery(String, System.Logger.Level, Supplier)}, with a failure's reason; its stack trace once. */
+	private void logEvery(String topic, System.Logger.Level level, Supplier<String> message, Throwable failure) {
+		this.warnings.computeIfAbsent(topic, (any) -> new OccasionalWarning(RateLimitInterceptor.class, level))
+			.warn(message, failure);
 	}
 
 	/**
