@@ -13,6 +13,8 @@ import java.util.function.LongSupplier;
  * breaker; one that proves nothing (no answer, yet the backend answered other calls) leaves it as it is. Open: no decision goes to the backend; every {@code openDuration} one probe is allowed, and its
  * success is the only thing that closes the breaker. A late answer of a decision sent before the breaker opened
  * changes nothing, so a half-slow backend cannot make the breaker flap.
+ *
+ * <p>Anyone may read it ({@link GuardedBackend#breaker()}); only its guard moves it.
  */
 public final class CircuitBreaker {
 
@@ -29,7 +31,7 @@ public final class CircuitBreaker {
 	 * @param openDuration how long it stays open before the next probe
 	 * @param nanoClock a monotonic clock ({@code System::nanoTime})
 	 */
-	public CircuitBreaker(Duration openDuration, LongSupplier nanoClock) {
+	CircuitBreaker(Duration openDuration, LongSupplier nanoClock) {
 		if (openDuration == null || openDuration.isNegative() || openDuration.isZero()) {
 			throw new IllegalArgumentException("open duration must be positive but was " + openDuration);
 		}
@@ -52,7 +54,7 @@ public final class CircuitBreaker {
 	 * {@link #probeFailed}.
 	 * @return {@code true} when the caller is to send the probe
 	 */
-	public boolean tryStartProbe() {
+	boolean tryStartProbe() {
 		Status current = this.status.get();
 		if (current.open && this.nanoClock.getAsLong() - current.since < this.openNanos) {
 			return false;
@@ -64,7 +66,7 @@ public final class CircuitBreaker {
 	 * The probe answered: the breaker is closed.
 	 * @return {@code true} when this closed an open breaker
 	 */
-	public boolean probeSucceeded() {
+	boolean probeSucceeded() {
 		Status current = this.status.get();
 		boolean closes = current.open && this.status.compareAndSet(current, new Status(false, this.nanoClock.getAsLong()));
 		this.probing.set(false);
@@ -74,7 +76,7 @@ public final class CircuitBreaker {
 	/**
 	 * The probe got no answer, but the backend answered something else meanwhile: it is alive, nothing changes.
 	 */
-	public void probeInconclusive() {
+	void probeInconclusive() {
 		this.probing.set(false);
 	}
 
@@ -82,7 +84,7 @@ public final class CircuitBreaker {
 	 * The probe got no answer: the breaker is open for another {@code openDuration}.
 	 * @return {@code true} when this opened a closed breaker
 	 */
-	public boolean probeFailed() {
+	boolean probeFailed() {
 		Status current = this.status.get();
 		this.status.set(new Status(true, this.nanoClock.getAsLong()));
 		this.probing.set(false);

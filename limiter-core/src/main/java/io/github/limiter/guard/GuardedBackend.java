@@ -458,6 +458,10 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			}
 		});
 		DEADLINES.within(answer.copy(), timeout).whenComplete((count, failure) -> {
+			if (this.closed) {
+				// Closed meanwhile (its client is shut down next, which fails the probe): nothing is down.
+				return;
+			}
 			long end = System.nanoTime();
 			Throwable cause = (failure != null) ? unwrap(failure) : null;
 			if (cause == null) {
@@ -563,8 +567,10 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		if (this.breaker.probeFailed()) {
 			this.degradedWhenOpened.set(this.degraded.get());
 			int instances = instances();
+			// Every policy is named: the guard knows the policy of each decision, not which ones the limits use.
 			logger.log(Level.WARNING, "Rate limiter backend failed a probe after " + trigger + " (" + reason
-					+ "): circuit open, decisions follow their failure policy (local: 1/" + instances + " of each limit, "
+					+ "): circuit open, decisions follow their failure policy (open: admitted unchecked; closed: "
+					+ "refused; local: 1/" + instances + " of each limit, "
 					+ ((this.expectedInstances > 0) ? "limiter.failure.expected-instances"
 							: (this.liveInstances.get() > 0) ? "instances last counted"
 									: "no instance count reached the backend yet, so each instance takes the whole limit")
@@ -954,7 +960,11 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder heartbeat(Duration interval) {
-			this.heartbeat = (interval != null) ? positive("heartbeat interval", interval) : null;
+			if (interval != null && positive("heartbeat interval", interval).compareTo(Duration.ofMillis(1)) < 0) {
+				// Its thread also checks every guard's deadlines: probes without pause would take a core.
+				throw new IllegalArgumentException("heartbeat interval must be at least 1 ms but was " + interval);
+			}
+			this.heartbeat = interval;
 			return this;
 		}
 
@@ -988,6 +998,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		 * @return this builder
 		 */
 		public Builder localMaxKeys(int maxKeys) {
+			if (maxKeys < 1) {
+				throw new IllegalArgumentException("local max keys must be positive but was " + maxKeys);
+			}
 			this.localMaxKeys = maxKeys;
 			return this;
 		}
