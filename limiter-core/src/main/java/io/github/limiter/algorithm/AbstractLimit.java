@@ -41,6 +41,11 @@ public abstract class AbstractLimit<S> implements Limit {
 		return this.scope;
 	}
 
+	/** The end of a description: the scope, when it is not the usual shared one (two such limits are not equal). */
+	final String scopeText() {
+		return (this.scope == Scope.SHARED) ? "" : ", " + this.scope.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ');
+	}
+
 	/**
 	 * The values that define this limit besides its name and scope, in a fixed order (nulls allowed): limits of one
 	 * class with the same name, scope and definition are equal, and share everything keyed by a limit.

@@ -212,7 +212,7 @@ public final class FixedWindow extends AbstractLimit<FixedWindow.State> {
 	@Override
 	public String toString() {
 		return "FixedWindow[" + name() + ": " + this.limit + " per "
-				+ ((this.calendarUnit != null) ? this.calendarUnit + " in " + this.zone : retention()) + "]";
+				+ ((this.calendarUnit != null) ? this.calendarUnit + " in " + this.zone : retention()) + scopeText() + "]";
 	}
 
 	/**

@@ -246,7 +246,7 @@ public final class LeakyBucket extends AbstractLimit<GcraState> {
 	public String toString() {
 		return "LeakyBucket[" + name() + ": " + this.rate + " per " + this.period + ", burst " + this.burst
 				+ (nodelay() ? ", nodelay" : (this.delay > 0) ? ", delay " + this.delay : "")
-				+ ((this.maxDelayMicros >= 0) ? ", max delay " + maxDelay() : "") + "]";
+				+ ((this.maxDelayMicros >= 0) ? ", max delay " + maxDelay() : "") + scopeText() + "]";
 	}
 
 }

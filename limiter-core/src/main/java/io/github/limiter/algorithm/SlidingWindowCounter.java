@@ -171,7 +171,7 @@ public final class SlidingWindowCounter extends AbstractLimit<SlidingWindowCount
 
 	@Override
 	public String toString() {
-		return "SlidingWindowCounter[" + name() + ": " + this.limit + " per " + Duration.ofNanos(this.windowMicros * 1000) + "]";
+		return "SlidingWindowCounter[" + name() + ": " + this.limit + " per " + Duration.ofNanos(this.windowMicros * 1000) + scopeText() + "]";
 	}
 
 	/**

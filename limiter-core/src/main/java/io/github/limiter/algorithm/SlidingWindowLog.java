@@ -225,7 +225,7 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 
 	@Override
 	public String toString() {
-		return "SlidingWindowLog[" + name() + ": " + this.limit + " per " + retention() + "]";
+		return "SlidingWindowLog[" + name() + ": " + this.limit + " per " + retention() + scopeText() + "]";
 	}
 
 	/**

@@ -207,7 +207,7 @@ public final class TokenBucket extends AbstractLimit<GcraState> {
 	@Override
 	public String toString() {
 		return "TokenBucket[" + name() + ": capacity " + this.capacity + ", " + this.refillTokens + " per " + this.refillPeriod
-				+ (this.warmup.isZero() ? "" : ", warm-up " + this.warmup) + "]";
+				+ (this.warmup.isZero() ? "" : ", warm-up " + this.warmup) + scopeText() + "]";
 	}
 
 

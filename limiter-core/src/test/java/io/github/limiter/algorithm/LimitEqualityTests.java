@@ -43,6 +43,16 @@ class LimitEqualityTests {
 			.allSatisfy((limit, count) -> assertThat(count).isEqualTo(2));
 	}
 
+	/** Limits that are not equal never print alike in a log: the scope shows when it is not the usual shared one. */
+	@Test
+	void aLimitPerInstanceSaysSoInItsDescription() {
+		TokenBucket shared = TokenBucket.of("api", 10, SECOND);
+		assertThat(shared).hasToString("TokenBucket[api: capacity 10, 10 per PT1S]");
+		assertThat(shared.withScope(Limit.Scope.PER_INSTANCE)).hasToString("TokenBucket[api: capacity 10, 10 per PT1S, per instance]");
+		assertThat(FixedWindow.builder("fw").limit(10).window(SECOND).scope(Limit.Scope.PER_INSTANCE).build().toString())
+			.endsWith(", per instance]");
+	}
+
 	@Test
 	void anyDifferenceMakesAnotherLimit() {
 		assertThat(FixedWindow.of("fw", 10, SECOND)).isNotEqualTo(FixedWindow.of("fw", 11, SECOND))
