@@ -52,6 +52,7 @@ public record LimitRequest(Limit limit, String key, long cost) {
 	 * @throws IllegalArgumentException naming the limit and key given twice
 	 */
 	public static java.util.List<LimitRequest> requireDistinct(java.util.List<LimitRequest> requests) {
+		java.util.Objects.requireNonNull(requests, "requests must not be null");
 		for (int i = 1; i < requests.size(); i++) {
 			LimitRequest later = requests.get(i);
 			for (int j = 0; j < i; j++) {

@@ -362,6 +362,7 @@ public final class RateLimiter {
 	 */
 	public Decision decide(List<LimitRequest> requests, Operation operation) {
 		LimitRequest.requireDistinct(requests);
+		Objects.requireNonNull(operation, "operation must not be null");
 		if (this.listeners.isEmpty()) {
 			return this.backend.decide(requests, operation);
 		}
@@ -400,6 +401,7 @@ public final class RateLimiter {
 	public CompletionStage<Decision> decideAsync(List<LimitRequest> requests, Operation operation,
 			boolean tellAdmission) {
 		LimitRequest.requireDistinct(requests);
+		Objects.requireNonNull(operation, "operation must not be null");
 		if (this.listeners.isEmpty()) {
 			return this.backend.decideAsync(requests, operation);
 		}

@@ -91,6 +91,7 @@ public interface RateLimiterBackend {
 	 * of the same limit
 	 */
 	static List<Decision> parts(List<LimitRequest> requests, Decision acquired) {
+		java.util.Objects.requireNonNull(requests, "requests must not be null");
 		if (acquired == null) {
 			throw new IllegalArgumentException("a refund needs the admitted decision whose permits it gives back, not null");
 		}
