@@ -34,11 +34,18 @@ class CoreApiTests {
 		GuardedBackend guarded = GuardedBackend.builder(shared).heartbeat(Duration.ofSeconds(1)).build();
 		try {
 			RateLimiter limiter = RateLimiter.of(guarded);
+			// A cold JVM's first decisions may miss the deadline on a loaded machine and be refused as undecided
+			// (README, "When Redis is down, slow or frozen"): the numbers below are Redis's, once it has answered.
+			long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+			while ((guarded.stats().lastProbe() == null || guarded.stats().lastProbe().failure() != null)
+					&& System.nanoTime() < giveUp) {
+				Thread.sleep(20);
+			}
 			Limit perUser = TokenBucket.builder("api").capacity(10).refill(1, Duration.ofSeconds(1)).build();
 			assertThat(perUser).isEqualTo(TokenBucket.of("api", 10, 1, Duration.ofSeconds(1)));
 
 			Decision first = limiter.acquireAsync(perUser, "user-1").toCompletableFuture().get(10, TimeUnit.SECONDS);
-			assertThat(first.allowed()).isTrue();
+			assertThat(first.allowed()).as("%s", first).isTrue();
 			assertThat(first.remaining()).isEqualTo(9);
 			assertThat(limiter.acquireAsync(perUser, "user-1", 9).toCompletableFuture().get(10, TimeUnit.SECONDS).remaining())
 				.isZero();
