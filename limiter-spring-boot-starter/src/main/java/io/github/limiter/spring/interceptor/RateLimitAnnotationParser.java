@@ -277,7 +277,24 @@ final class RateLimitAnnotationParser {
 		}
 		return new RateLimitOperation(limit, cost.value(), (keyText != null) ? keyText : "", key, argument(key, names),
 				resolver.policyName, onFailure.value(), maxWait.value(), shadow.value(), recordOn, recordIf, condition,
-				settings.sources());
+				sourcesInForce(settings, algorithm, calendar.value() != null));
+	}
+
+	/**
+	 * Where each setting in force comes from, for the endpoint: a default that this limit's algorithm ignores (a
+	 * capacity from {@code limiter.defaults} on a fixed window, a calendar on a bucket) is not in force.
+	 */
+	private static Map<String, String> sourcesInForce(RateLimitSettings settings, Algorithm algorithm,
+			boolean calendar) {
+		Map<String, String> sources = settings.sources();
+		if (algorithm != Algorithm.TOKEN_BUCKET) {
+			sources.keySet().removeAll(List.of("capacity", "warmup"));
+		}
+		if (algorithm != Algorithm.LEAKY_BUCKET) {
+			sources.keySet().removeAll(List.of("burst", "nodelay", "delay"));
+		}
+		sources.keySet().removeAll(calendar ? List.of("window") : List.of("calendar", "zone"));
+		return sources;
 	}
 
 	/**

@@ -61,6 +61,27 @@ class RateLimitAnnotationTests {
 		});
 	}
 
+	/** The endpoint's sources name the settings in force: a default that a limit's algorithm ignores is not one. */
+	@Test
+	void aDefaultThatALimitsAlgorithmIgnoresIsNotListedAmongItsSources() {
+		this.runner.withPropertyValues("limiter.defaults.capacity=50", "limiter.defaults.burst=5",
+				"limiter.defaults.calendar=day", "limiter.defaults.zone=UTC").run(context -> {
+					java.util.function.Function<String, java.util.Map<String, String>> sources = (name) -> context
+						.getBean(RateLimitOperationSource.class).rateLimitedMethods().stream()
+						.flatMap(method -> method.operations().stream())
+						.filter(candidate -> candidate.limit().name().equals(name))
+						.findFirst()
+						.orElseThrow()
+						.settingSources();
+					assertThat(sources.apply("per-user")).as("a sliding log")
+						.doesNotContainKeys("capacity", "burst", "calendar", "zone")
+						.containsEntry("window", "attribute 'window'");
+					assertThat(sources.apply("tenant")).as("a token bucket")
+						.containsEntry("capacity", "limiter.defaults.capacity")
+						.doesNotContainKeys("burst", "calendar", "zone");
+				});
+	}
+
 	@Test
 	void limitsPerArgumentAndRejectsWithTheDecision() {
 		this.runner.run(context -> {
