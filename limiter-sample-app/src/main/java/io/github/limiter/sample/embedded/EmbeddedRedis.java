@@ -9,6 +9,7 @@ import java.util.Map;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
 import org.springframework.context.ApplicationListener;
+import org.springframework.context.aot.AbstractAotProcessor;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
@@ -20,6 +21,10 @@ import redis.embedded.RedisServer;
  *
  * <p>Configuring any of {@code spring.data.redis.host}, {@code url}, {@code port}, {@code cluster.nodes} or
  * {@code sentinel.master} uses that Redis instead; {@code sample.embedded-redis=false} switches it off.
+ *
+ * <p>Nothing is started while Spring Boot processes the application ahead of time ({@code spring-boot:process-aot},
+ * which sets the system property {@value AbstractAotProcessor#AOT_PROCESSING}): that run only prepares the bean
+ * definitions and connects to no Redis. The application started from its output starts one as usual.
  */
 public class EmbeddedRedis implements ApplicationListener<ApplicationEnvironmentPreparedEvent> {
 
@@ -28,6 +33,9 @@ public class EmbeddedRedis implements ApplicationListener<ApplicationEnvironment
 
 	@Override
 	public void onApplicationEvent(ApplicationEnvironmentPreparedEvent event) {
+		if (Boolean.getBoolean(AbstractAotProcessor.AOT_PROCESSING)) {
+			return;
+		}
 		ConfigurableEnvironment environment = event.getEnvironment();
 		if (!environment.getProperty("sample.embedded-redis", Boolean.class, true) || isConfigured(environment)) {
 			return;
