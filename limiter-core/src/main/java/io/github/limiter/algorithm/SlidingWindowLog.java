@@ -237,6 +237,25 @@ public final class SlidingWindowLog extends AbstractLimit<SlidingWindowLog.State
 	 */
 	public record State(long[] times, long[] serials, long nextSerial) {
 
+		/** Equal when they hold the same permits: compared by the arrays' contents, as a value should be. */
+		@Override
+		public boolean equals(Object other) {
+			return other instanceof State that && this.nextSerial == that.nextSerial
+					&& java.util.Arrays.equals(this.times, that.times) && java.util.Arrays.equals(this.serials, that.serials);
+		}
+
+		@Override
+		public int hashCode() {
+			return (java.util.Arrays.hashCode(this.times) * 31 + java.util.Arrays.hashCode(this.serials)) * 31
+					+ Long.hashCode(this.nextSerial);
+		}
+
+		@Override
+		public String toString() {
+			return "State[" + this.times.length + " permits, times " + java.util.Arrays.toString(this.times)
+					+ ", next serial " + this.nextSerial + "]";
+		}
+
 	}
 
 }

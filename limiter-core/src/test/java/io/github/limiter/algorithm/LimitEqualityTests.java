@@ -54,6 +54,15 @@ class LimitEqualityTests {
 	}
 
 	@Test
+	void aSlidingLogsStateIsAValueOfItsPermits() {
+		SlidingWindowLog.State state = new SlidingWindowLog.State(new long[] { 10, 20 }, new long[] { 1, 2 }, 3);
+		assertThat(state).isEqualTo(new SlidingWindowLog.State(new long[] { 10, 20 }, new long[] { 1, 2 }, 3))
+			.hasSameHashCodeAs(new SlidingWindowLog.State(new long[] { 10, 20 }, new long[] { 1, 2 }, 3))
+			.isNotEqualTo(new SlidingWindowLog.State(new long[] { 10, 21 }, new long[] { 1, 2 }, 3))
+			.hasToString("State[2 permits, times [10, 20], next serial 3]");
+	}
+
+	@Test
 	void anyDifferenceMakesAnotherLimit() {
 		assertThat(FixedWindow.of("fw", 10, SECOND)).isNotEqualTo(FixedWindow.of("fw", 11, SECOND))
 			.isNotEqualTo(FixedWindow.of("fw2", 10, SECOND))
