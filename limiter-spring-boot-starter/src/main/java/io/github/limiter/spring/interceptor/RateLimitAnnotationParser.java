@@ -1,5 +1,6 @@
 package io.github.limiter.spring.interceptor;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
@@ -592,7 +593,41 @@ final class RateLimitAnnotationParser {
 	static boolean coveredByClassLimit(Method method) {
 		return Modifier.isPublic(method.getModifiers()) && !Modifier.isStatic(method.getModifiers())
 				&& !ReflectionUtils.isToStringMethod(method) && !ReflectionUtils.isEqualsMethod(method)
-				&& !ReflectionUtils.isHashCodeMethod(method);
+				&& !ReflectionUtils.isHashCodeMethod(method) && !webHelper(method);
+	}
+
+	/**
+	 * Whether a method is one that Spring's web layer calls around a controller's handlers, through the controller's
+	 * proxy: an {@code @ExceptionHandler}, an {@code @InitBinder}, or an {@code @ModelAttribute} that is no handler. A
+	 * class's limit counts requests, so it leaves them out: counted, one request would take a permit for each of them,
+	 * and an exception handler that answers an error would answer a rejection instead.
+	 */
+	private static boolean webHelper(Method method) {
+		if (REQUEST_MAPPING == null) {
+			return false;
+		}
+		return AnnotatedElementUtils.hasAnnotation(method, EXCEPTION_HANDLER)
+				|| AnnotatedElementUtils.hasAnnotation(method, INIT_BINDER)
+				|| (AnnotatedElementUtils.hasAnnotation(method, MODEL_ATTRIBUTE)
+						&& !AnnotatedElementUtils.hasAnnotation(method, REQUEST_MAPPING));
+	}
+
+	private static final Class<? extends Annotation> REQUEST_MAPPING = webAnnotation("RequestMapping");
+
+	private static final Class<? extends Annotation> EXCEPTION_HANDLER = webAnnotation("ExceptionHandler");
+
+	private static final Class<? extends Annotation> INIT_BINDER = webAnnotation("InitBinder");
+
+	private static final Class<? extends Annotation> MODEL_ATTRIBUTE = webAnnotation("ModelAttribute");
+
+	/** An annotation of {@code org.springframework.web.bind.annotation}, or {@code null} without Spring Web. */
+	@SuppressWarnings("unchecked")
+	private static Class<? extends Annotation> webAnnotation(String name) {
+		String className = "org.springframework.web.bind.annotation." + name;
+		ClassLoader loader = RateLimitAnnotationParser.class.getClassLoader();
+		return org.springframework.util.ClassUtils.isPresent(className, loader)
+				? (Class<? extends Annotation>) org.springframework.util.ClassUtils.resolveClassName(className, loader)
+				: null;
 	}
 
 	/**

@@ -186,6 +186,55 @@ class RateLimitAnnotationTests {
 		});
 	}
 
+	/**
+	 * A class's limit counts requests: the methods Spring's web layer calls around a controller's handlers, through its
+	 * proxy, are left out (counted, a failing request took a permit for each, and a limit answered where the exception
+	 * handler should).
+	 */
+	@Test
+	void aClassLevelLimitLeavesAControllersExceptionHandlersBindersAndModelAttributesAlone() throws Exception {
+		Class<?> controller = LimitedController.class;
+		assertThat(RateLimitAnnotationParser.coveredByClassLimit(controller.getMethod("find", String.class))).isTrue();
+		assertThat(RateLimitAnnotationParser.coveredByClassLimit(controller.getMethod("named"))).as("a handler named by @ModelAttribute")
+			.isTrue();
+		assertThat(RateLimitAnnotationParser.coveredByClassLimit(controller.getMethod("badRequest", IllegalArgumentException.class)))
+			.isFalse();
+		assertThat(RateLimitAnnotationParser.coveredByClassLimit(controller.getMethod("binder",
+				org.springframework.web.bind.WebDataBinder.class))).isFalse();
+		assertThat(RateLimitAnnotationParser.coveredByClassLimit(controller.getMethod("tenant"))).isFalse();
+	}
+
+	@RateLimit(max = "4", window = "1m")
+	@org.springframework.web.bind.annotation.RestController
+	static class LimitedController {
+
+		@org.springframework.web.bind.annotation.GetMapping("/find")
+		public String find(String id) {
+			return id;
+		}
+
+		@org.springframework.web.bind.annotation.GetMapping("/named")
+		@org.springframework.web.bind.annotation.ModelAttribute("named")
+		public String named() {
+			return "named";
+		}
+
+		@org.springframework.web.bind.annotation.ExceptionHandler
+		public org.springframework.http.ResponseEntity<String> badRequest(IllegalArgumentException ex) {
+			return org.springframework.http.ResponseEntity.badRequest().body(ex.getMessage());
+		}
+
+		@org.springframework.web.bind.annotation.InitBinder
+		public void binder(org.springframework.web.bind.WebDataBinder binder) {
+		}
+
+		@org.springframework.web.bind.annotation.ModelAttribute("tenant")
+		public String tenant() {
+			return "acme";
+		}
+
+	}
+
 	@Test
 	void aClassLevelLimitAndTheMethodsOwnAreBothApplied() {
 		this.runner.run(context -> {
