@@ -89,8 +89,14 @@ public final class OccasionalWarning {
 			root = root.getCause();
 		}
 		String message = top.getMessage();
-		return (root == top || message == null) ? top.getClass().getSimpleName() + ": " + message
-				: message + " (" + root.getClass().getSimpleName() + ")";
+		if (root == top || message == null) {
+			return top.getClass().getSimpleName() + ": " + message;
+		}
+		// The root's own words are often the one that says what is wrong ("WRONGPASS ...", "NOPERM ...", an address
+		// refused), where the wrappers above it say only that something failed.
+		String rootMessage = root.getMessage();
+		return message + " (" + root.getClass().getSimpleName()
+				+ ((rootMessage != null && !message.contains(rootMessage)) ? ": " + rootMessage : "") + ")";
 	}
 
 }
