@@ -421,6 +421,26 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	}
 
 	/**
+	 * One beat of the heartbeat: the probe, and, while the circuit is closed, at most every
+	 * {@value #LOCAL_SWEEP_SECONDS} s a sweep of the local shares' expired keys, which no new key starts once an outage
+	 * is over (a flood during one left tens of megabytes there). What has not expired stays: an outage that comes back
+	 * soon finds the shares as they were.
+	 */
+	private void beat() {
+		probe("the heartbeat");
+		long now = System.nanoTime();
+		if (this.breaker.isClosed() && now - this.lastLocalSweep >= TimeUnit.SECONDS.toNanos(LOCAL_SWEEP_SECONDS)) {
+			this.lastLocalSweep = now;
+			this.local.sweepExpired();
+		}
+	}
+
+	private static final int LOCAL_SWEEP_SECONDS = 10;
+
+	/** When the heartbeat last swept the local shares (its beats, one at a time, may run on different threads). */
+	private volatile long lastLocalSweep = System.nanoTime();
+
+	/**
 	 * Sends the probe if it is due (none in flight; when open, the open period is over). It announces this instance
 	 * when the backend keeps an instance registry, and checks a key otherwise.
 	 */
@@ -811,7 +831,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private GuardedBackend start() {
 		if (this.heartbeat != null) {
 			long period = this.heartbeat.toNanos();
-			this.heartbeats = HEARTBEATS.scheduleAtFixedRate(() -> probe("the heartbeat"), 0, period, TimeUnit.NANOSECONDS);
+			this.heartbeats = HEARTBEATS.scheduleAtFixedRate(this::beat, 0, period, TimeUnit.NANOSECONDS);
 		}
 		return this;
 	}

@@ -37,7 +37,7 @@ import io.github.limiter.spi.RateLimiterBackend;
  * more new keys than {@code maxKeys}, and its limit then starts afresh. Keys whose state has expired are dropped by a
  * sweep that runs every few thousand new keys, on the common pool, never on the deciding thread. (Caffeine's own
  * per-entry expiry, renewed on every read, made a decision 2.5 times slower; the size bound alone costs nothing
- * measurable.)
+ * measurable.) An owner that knows no new keys will come may ask for a sweep ({@link #sweepExpired()}).
  *
  * <p>Each key's state is one immutable value swapped by compare-and-set: a decision on one limit reads it, decides,
  * and publishes the next state only if nobody else did meanwhile (otherwise it decides again), so two threads on one
@@ -121,6 +121,22 @@ public final class LocalBackend implements RateLimiterBackend {
 		sweep();
 		this.entries.cleanUp();
 		return (int) this.entries.estimatedSize();
+	}
+
+	/**
+	 * Drops the keys whose state expired, on the common pool, for an owner that knows no new keys will come to start
+	 * the sweep (a guard whose outage ended, whose local shares decide nothing until the next one).
+	 */
+	public void sweepExpired() {
+		if (this.entries.estimatedSize() > 0 && !this.sweeping.get()) {
+			ForkJoinPool.commonPool().execute(this::sweep);
+		}
+	}
+
+	/** Keys held, expired or not, without a sweep (for tests). */
+	long held() {
+		this.entries.cleanUp();
+		return this.entries.estimatedSize();
 	}
 
 	@Override

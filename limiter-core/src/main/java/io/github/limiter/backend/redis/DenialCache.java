@@ -37,7 +37,7 @@ final class DenialCache {
 	/** Longest an entry is trusted. */
 	static final long MAX_AGE_MICROS = 1_000_000;
 
-	/** Between two sweeps of a full cache. */
+	/** Between two sweeps of the expired entries. */
 	private static final long SWEEP_INTERVAL_MICROS = 1_000_000;
 
 	private final ConcurrentHashMap<String, Denial> denials = new ConcurrentHashMap<>();
@@ -95,6 +95,11 @@ final class DenialCache {
 			.withOrigin(Decision.Origin.REMEMBERED);
 	}
 
+	/** Keys remembered, expired or not (for tests). */
+	int size() {
+		return this.denials.size();
+	}
+
 	/**
 	 * The generation to pass to {@link #remember}, read before the call is sent.
 	 * @return the generation
@@ -118,8 +123,13 @@ final class DenialCache {
 		if (rejection.allowed() || until <= sentMicros || this.generation.get() != generation) {
 			return;
 		}
-		if (this.denials.size() >= this.maxEntries && !makeRoom(sentMicros)) {
-			return;
+		if (this.denials.size() >= this.maxEntries) {
+			if (!makeRoom(sentMicros)) {
+				return;
+			}
+		}
+		else {
+			sweepSoon(sentMicros);
 		}
 		Denial denial = new Denial(until, sentMicros + retry, cost, limit, rejection.limit(), rejection.remaining(), rejection.resetAfterMicros(),
 				rejection.timeMicros(), sentMicros);
@@ -138,6 +148,18 @@ final class DenialCache {
 	void forget(String key) {
 		this.generation.incrementAndGet();
 		this.denials.remove(key);
+	}
+
+	/**
+	 * Drops the expired entries when a sweep is due, on the common pool (this runs on a reply's thread), so that what a
+	 * flood of rejections left does not stay until the cache next fills: each entry is good for a second at most.
+	 */
+	private void sweepSoon(long nowMicros) {
+		long next = this.nextSweepMicros.get();
+		if (nowMicros >= next && this.nextSweepMicros.compareAndSet(next, nowMicros + SWEEP_INTERVAL_MICROS)) {
+			java.util.concurrent.ForkJoinPool.commonPool()
+				.execute(() -> this.denials.values().removeIf(denial -> denial.untilMicros <= nowMicros));
+		}
 	}
 
 	private boolean makeRoom(long nowMicros) {

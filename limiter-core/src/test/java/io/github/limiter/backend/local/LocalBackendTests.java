@@ -26,6 +26,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class LocalBackendTests {
 
+	/** Expired keys go when asked, with no new key to start the sweep; keys whose state holds stay. */
+	@Test
+	void aSweepAskedForDropsTheExpiredKeysOnly() throws InterruptedException {
+		io.github.limiter.testsupport.ManualClock clock = new io.github.limiter.testsupport.ManualClock(
+				java.time.Instant.parse("2026-11-28T10:00:00.100Z"));
+		LocalBackend backend = LocalBackend.create(clock, 1000);
+		io.github.limiter.algorithm.FixedWindow second = io.github.limiter.algorithm.FixedWindow.of("second", 5,
+				java.time.Duration.ofSeconds(1));
+		io.github.limiter.algorithm.FixedWindow day = io.github.limiter.algorithm.FixedWindow.of("day", 5,
+				java.time.Duration.ofDays(1));
+		for (int i = 0; i < 100; i++) {
+			backend.tryAcquire(io.github.limiter.LimitRequest.of(second, "user-" + i));
+		}
+		backend.tryAcquire(io.github.limiter.LimitRequest.of(day, "user-0"));
+		clock.advance(java.time.Duration.ofSeconds(2));
+		assertThat(backend.held()).isEqualTo(101);
+		backend.sweepExpired();
+		long giveUp = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+		while (backend.held() > 1 && System.nanoTime() < giveUp) {
+			Thread.sleep(10);
+		}
+		assertThat(backend.held()).as("the day's key holds").isEqualTo(1);
+	}
+
 	@Test
 	void keepsAtMostMaxKeys() {
 		LocalBackend backend = LocalBackend.create(TimeSource.SYSTEM, 1000);
