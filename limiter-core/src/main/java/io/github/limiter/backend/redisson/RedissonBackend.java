@@ -10,6 +10,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import org.redisson.api.RRateLimiter;
 import org.redisson.api.RateLimiterConfig;
 import org.redisson.api.RateType;
@@ -77,7 +79,14 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 
 	private final TokenBucketMode tokenBucketMode;
 
-	private final Map<String, RateLimiterConfig> configured = new ConcurrentHashMap<>();
+	/**
+	 * The rate this JVM stored for each key it used lately: bounded in number and in time, so that a flood of keys
+	 * leaves nothing behind once it is over.
+	 */
+	private final Cache<String, RateLimiterConfig> configured = Caffeine.newBuilder()
+		.maximumSize(MAX_CONFIGURED_KEYS)
+		.expireAfterAccess(Duration.ofMinutes(10))
+		.build();
 
 	/** Gives back what was admitted after its caller stopped waiting (what an {@code RRateLimiter} holds stays taken). */
 	private final LateAdmissions late = new LateAdmissions(RedissonBackend.class, this::refundAsync);
@@ -165,7 +174,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 			return this.scripts.resetAsync(limit, key);
 		}
 		RRateLimiter limiter = rateLimiter(LimitRequest.of(limit, key));
-		this.configured.remove(limiter.getName());
+		this.configured.invalidate(limiter.getName());
 		return limiter.deleteAsync().thenApply(deleted -> null);
 	}
 
@@ -243,11 +252,12 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 	 * JVM used before also has its own count taken over to the new rate, even when another instance stored the rate
 	 * first: Redisson's update in place recounts only the calling client's permits, and a count left from a higher
 	 * rate would be spent in full under the lower one. (A key this JVM has not used has no count of this client's: a
-	 * new JVM is a new client. One it forgot, past the most keys it remembers, is not recounted.)
+	 * new JVM is a new client. One it forgot, unused for ten minutes or past the most keys it remembers, is not
+	 * recounted.)
 	 */
 	private CompletionStage<Void> ensureRate(RRateLimiter limiter, RateLimiterConfig wanted) {
 		String name = limiter.getName();
-		RateLimiterConfig known = this.configured.get(name);
+		RateLimiterConfig known = this.configured.getIfPresent(name);
 		if (known != null && sameRate(known, wanted)) {
 			return CompletableFuture.completedFuture(null);
 		}
@@ -261,12 +271,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 						: limiter.setRateAsync(RateLimiterArgs.of(wanted.getRateType(), wanted.getRate(), interval)
 							.keepAliveTime(keepAlive)
 							.keepState(true))))
-			.thenAccept(done -> {
-				if (this.configured.size() >= MAX_CONFIGURED_KEYS) {
-					this.configured.clear();
-				}
-				this.configured.put(name, wanted);
-			});
+			.thenAccept(done -> this.configured.put(name, wanted));
 	}
 
 	private static boolean sameRate(RateLimiterConfig a, RateLimiterConfig b) {
@@ -331,7 +336,7 @@ public final class RedissonBackend implements RateLimiterBackend, InstanceRegist
 					return CompletableFuture.<Boolean>failedFuture(failure);
 				}
 				// The limiter expired while idle (its keep-alive), or Redis lost it: set the rate again, once.
-				RedissonBackend.this.configured.remove(this.limiter.getName());
+				RedissonBackend.this.configured.invalidate(this.limiter.getName());
 				return verdict(operation);
 			}).thenCompose(stage -> stage);
 			long cost = this.request.cost();
