@@ -39,12 +39,19 @@ public final class RateLimiter {
 
 	private final List<RateLimiterListener> listeners;
 
-	/** A listener that throws may do so on every decision: logged with its stack trace once, then every 10 s. */
-	private final OccasionalWarning listenerFailures = new OccasionalWarning(RateLimiter.class);
+	/**
+	 * A listener that throws may do so on every decision: logged with its stack trace once, then every 10 s; one
+	 * warning per listener, so that one failing on every call cannot hide another.
+	 */
+	private final OccasionalWarning[] listenerFailures;
 
 	private RateLimiter(RateLimiterBackend backend, List<RateLimiterListener> listeners) {
 		this.backend = Objects.requireNonNull(backend, "backend must not be null");
 		this.listeners = listeners;
+		this.listenerFailures = new OccasionalWarning[listeners.size()];
+		for (int i = 0; i < listeners.size(); i++) {
+			this.listenerFailures[i] = new OccasionalWarning(RateLimiter.class);
+		}
 	}
 
 	/**
@@ -458,12 +465,13 @@ public final class RateLimiter {
 
 	/** On every decision: a loop of its own, with no event object to build. */
 	private void notifyDecision(List<LimitRequest> requests, Operation operation, Decision decision, long nanos) {
-		for (RateLimiterListener listener : this.listeners) {
+		for (int i = 0; i < this.listenerFailures.length; i++) {
+			RateLimiterListener listener = this.listeners.get(i);
 			try {
 				listener.onDecision(requests, operation, decision, nanos);
 			}
 			catch (RuntimeException ex) {
-				this.listenerFailures.warn(() -> "Rate limiter listener " + listener + " failed", ex);
+				this.listenerFailures[i].warn(() -> "Rate limiter listener " + listener + " failed", ex);
 			}
 		}
 	}
@@ -474,12 +482,13 @@ public final class RateLimiter {
 
 	/** Tells every listener of an event; one that throws is logged and the others are still told. */
 	private void tell(java.util.function.Consumer<RateLimiterListener> event) {
-		for (RateLimiterListener listener : this.listeners) {
+		for (int i = 0; i < this.listenerFailures.length; i++) {
+			RateLimiterListener listener = this.listeners.get(i);
 			try {
 				event.accept(listener);
 			}
 			catch (RuntimeException ex) {
-				this.listenerFailures.warn(() -> "Rate limiter listener " + listener + " failed", ex);
+				this.listenerFailures[i].warn(() -> "Rate limiter listener " + listener + " failed", ex);
 			}
 		}
 	}

@@ -57,7 +57,7 @@ end
 
 -- What the sliding log (the one algorithm whose state is not a string) writes at the end of decide.lua, after every
 -- decision was made: log_finish(now) writes log_pending, the members the call's acquires admitted, per key ({window,
--- permits, member, member...}), which a later decision of the call on the key counts and a delete drops. Both stay
+-- permits, shortest window, member, member...}), which a later decision of the call on the key counts and a delete drops. Both stay
 -- nil in a script without a sliding log (a table made costs every call).
 local log_pending, log_finish
 

@@ -51,12 +51,13 @@ end
 local LOG_CHUNK = 500
 
 -- Drops the permits that left the window and adds the members of an entry of log_pending (common.lua) at now:
--- {window, permits, member, member...}.
+-- {window, permits, shortest window, member, member...}. As the calls would one after the other: the shortest window
+-- of the call's decisions on the key drops the most, and the last one's sets the time to live (a retune in flight).
+-- A delete earlier in the call (kv_set(key, false)) is over once members are written.
 local function log_write(key, pending, now)
-  local window = pending[1]
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - window))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - pending[3]))
   local score = string.format('%d', now)
-  for first = 3, #pending, LOG_CHUNK do
+  for first = 4, #pending, LOG_CHUNK do
     local args = {}
     for i = first, math.min(first + LOG_CHUNK - 1, #pending) do
       args[#args + 1] = score
@@ -64,7 +65,8 @@ local function log_write(key, pending, now)
     end
     redis.call('ZADD', key, unpack(args))
   end
-  redis.call('PEXPIRE', key, ttl_millis(window))
+  redis.call('PEXPIRE', key, ttl_millis(pending[1]))
+  kv_writes[key] = nil
 end
 
 -- Adds a call's members to an entry: its token, with ":<i>" appended for a cost above one.
@@ -92,8 +94,13 @@ ALGORITHMS['sl'] = {
   commit = function(key, code, p, now, cost, token)
     local pending = log_pending[key]
     if not pending then
-      pending = {p[2], 0}
+      pending = {p[2], 0, p[2]}
       log_pending[key] = pending
+    else
+      pending[1] = p[2]
+      if p[2] < pending[3] then
+        pending[3] = p[2]
+      end
     end
     log_members(pending, token, cost)
   end
@@ -110,7 +117,7 @@ if general then
   end
 
   local function log_remove(key, pending)
-    for first = 3, #pending, LOG_CHUNK do
+    for first = 4, #pending, LOG_CHUNK do
       redis.call('ZREM', key, unpack(pending, first, math.min(first + LOG_CHUNK - 1, #pending)))
     end
   end
@@ -121,12 +128,12 @@ if general then
     -- refund would otherwise free again: a refund must never leave more room than if its call had not come. (A record
     -- writes at once, after what the call admitted before it: its answer reads the log it leaves.)
     log_flush(key, now)
-    log_write(key, log_members({p[2], 0}, '~' .. token, cost), now)
+    log_write(key, log_members({p[2], 0, p[2]}, '~' .. token, cost), now)
     redis.call('ZREMRANGEBYRANK', key, 0, -(p[1] + 1))
   end
 
   ALGORITHMS['sl'].refund = function(key, code, p, now, cost, token, charged)
     log_flush(key, now)
-    log_remove(key, log_members({p[2], 0}, token, cost))
+    log_remove(key, log_members({p[2], 0, p[2]}, token, cost))
   end
 end

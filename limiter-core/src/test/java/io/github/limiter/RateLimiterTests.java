@@ -100,23 +100,34 @@ class RateLimiterTests {
 			.withMessage("key must not be null");
 	}
 
-	/** A listener that fails on every decision (its sink is down) writes one warning, not one per decision. */
+	/**
+	 * A listener that fails on every decision (its sink is down) writes one warning, not one per decision; and cannot
+	 * hide another that fails too.
+	 */
 	@Test
 	void aListenerThatFailsOnEveryDecisionIsLoggedOnceWithItsReason() {
-		RateLimiter limiter = RateLimiter.of(LocalBackend.create()).withListener(new RateLimiterListener() {
-			@Override
-			public void onDecision(List<io.github.limiter.LimitRequest> requests, Operation operation, Decision decision,
-					long nanos) {
-				throw new IllegalStateException("audit sink down");
-			}
-		});
+		RateLimiter limiter = RateLimiter.of(LocalBackend.create())
+			.withListener(failing(new IllegalStateException("metrics sink down")))
+			.withListener(failing(new IllegalArgumentException("audit bug")));
 		try (io.github.limiter.testsupport.LoggedWarnings warnings = io.github.limiter.testsupport.LoggedWarnings
 			.of(RateLimiter.class)) {
 			for (int i = 0; i < 200; i++) {
 				assertThat(limiter.tryAcquire(this.limit, "user-" + i)).isTrue();
 			}
-			assertThat(warnings.messages()).singleElement().asString().contains("failed: IllegalStateException: audit sink down");
+			assertThat(warnings.messages()).hasSize(2)
+				.anySatisfy(message -> assertThat(message).contains("failed: IllegalStateException: metrics sink down"))
+				.anySatisfy(message -> assertThat(message).contains("failed: IllegalArgumentException: audit bug"));
 		}
+	}
+
+	private static RateLimiterListener failing(RuntimeException failure) {
+		return new RateLimiterListener() {
+			@Override
+			public void onDecision(List<io.github.limiter.LimitRequest> requests, Operation operation, Decision decision,
+					long nanos) {
+				throw failure;
+			}
+		};
 	}
 
 	@Test

@@ -975,7 +975,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 		/**
 		 * Probes the backend at this interval and, when it keeps an {@link InstanceRegistry}, announces this instance
-		 * (alive for three intervals) and counts the instances. Off by default; the starter sets 1 s.
+		 * (alive for three intervals) and counts the instances; every 10 s it also sweeps what an outage's local shares
+		 * left. Off by default; the starter sets 1 s.
 		 * @param interval a positive duration, or {@code null} for none
 		 * @return this builder
 		 */

@@ -2,14 +2,14 @@ package io.github.limiter.spi;
 
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
  * A warning about failures that may come in bursts (a refund that Redis did not take during a failover, a listener
  * that throws on every decision): logged with its reason at most every 10 seconds, with how many were not logged
- * since; a failure's stack trace only the first time, so that a call that fails at a hundred requests a second writes
+ * since; a failure's stack trace only the first time it is of its kind (its class), so that a call that fails at a hundred requests a second writes
  * one trace, not a hundred a second. For backends, the guard around them, and the starter.
  */
 public final class OccasionalWarning {
@@ -24,7 +24,8 @@ public final class OccasionalWarning {
 
 	private final AtomicLong skipped = new AtomicLong();
 
-	private final AtomicBoolean traced = new AtomicBoolean();
+	/** The class of the last failure logged with its stack trace: another kind of failure gets one too. */
+	private final AtomicReference<Class<?>> traced = new AtomicReference<>();
 
 	/**
 	 * A warning logged at WARNING under the name of the class that raises it.
@@ -54,7 +55,7 @@ public final class OccasionalWarning {
 
 	/**
 	 * Logs the message with the failure's {@linkplain #reason(Throwable) reason}, unless one was logged less than 10
-	 * seconds ago; with its stack trace the first time.
+	 * seconds ago; with its stack trace when the last one traced was of another class.
 	 * @param message the message, built only when it is logged
 	 * @param failure the failure, or {@code null}
 	 */
@@ -68,7 +69,9 @@ public final class OccasionalWarning {
 		long skipped = this.skipped.getAndSet(0);
 		String text = message.get() + ((failure != null) ? ": " + reason(failure) : "")
 				+ ((skipped > 0) ? " (" + skipped + " more like it in the last 10 s)" : "");
-		if (failure != null && this.traced.compareAndSet(false, true)) {
+		Class<?> kind = (failure != null) ? failure.getClass() : null;
+		Class<?> tracedLast = this.traced.get();
+		if (kind != null && kind != tracedLast && this.traced.compareAndSet(tracedLast, kind)) {
 			this.logger.log(this.level, text, failure);
 		}
 		else {

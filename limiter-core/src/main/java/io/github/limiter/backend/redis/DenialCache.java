@@ -46,6 +46,9 @@ final class DenialCache {
 
 	private final AtomicLong nextSweepMicros = new AtomicLong(Long.MIN_VALUE);
 
+	/** The background sweep's own schedule: it must not put off the sweep that makes room in a full cache. */
+	private final AtomicLong nextBackgroundSweepMicros = new AtomicLong(Long.MIN_VALUE);
+
 	/** Moves on every reset or refund: a rejection sent before one is not remembered. */
 	private final AtomicLong generation = new AtomicLong();
 
@@ -152,11 +155,12 @@ final class DenialCache {
 
 	/**
 	 * Drops the expired entries when a sweep is due, on the common pool (this runs on a reply's thread), so that what a
-	 * flood of rejections left does not stay until the cache next fills: each entry is good for a second at most.
+	 * flood of rejections left does not stay until the cache next fills: each entry is good for a second at most. Run by
+	 * a rejection remembered: after the last one, what expired stays until the next.
 	 */
 	private void sweepSoon(long nowMicros) {
-		long next = this.nextSweepMicros.get();
-		if (nowMicros >= next && this.nextSweepMicros.compareAndSet(next, nowMicros + SWEEP_INTERVAL_MICROS)) {
+		long next = this.nextBackgroundSweepMicros.get();
+		if (nowMicros >= next && this.nextBackgroundSweepMicros.compareAndSet(next, nowMicros + SWEEP_INTERVAL_MICROS)) {
 			java.util.concurrent.ForkJoinPool.commonPool()
 				.execute(() -> this.denials.values().removeIf(denial -> denial.untilMicros <= nowMicros));
 		}

@@ -32,6 +32,22 @@ class DenialCacheTests {
 		assertThat(cache.lookup("later", LIMIT, 1, 2_000_001, true)).isNotNull();
 	}
 
+	/** A full cache makes room at once from what expired, whatever the background sweep did a moment before. */
+	@Test
+	void aFullCacheMakesRoomFromWhatExpired() {
+		DenialCache cache = new DenialCache(3);
+		for (int i = 0; i < 3; i++) {
+			cache.remember("key-" + i, LIMIT, 1, shortRejection(), i, cache.generation());
+		}
+		cache.remember("later", LIMIT, 1, shortRejection(), 100_000, cache.generation());
+		assertThat(cache.lookup("later", LIMIT, 1, 100_001, true)).isNotNull();
+	}
+
+	/** Retry in 10 ms: remembered for 10 ms. */
+	private static Decision shortRejection() {
+		return Decision.of(LIMIT.name(), false, 1, 0, 10_000, 10_000, 0, 1_764_000_000_000_000L, null);
+	}
+
 	private static Decision rejection() {
 		return Decision.of(LIMIT.name(), false, 1, 0, 3_600_000_000L, 3_600_000_000L, 0, 1_764_000_000_000_000L, null);
 	}

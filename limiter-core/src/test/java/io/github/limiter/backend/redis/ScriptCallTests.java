@@ -192,6 +192,28 @@ class ScriptCallTests {
 		assertThat(TestRedis.standalone().command("ZCARD", key).trim()).isEqualTo(":3");
 	}
 
+	/**
+	 * Decisions on one log key in one call leave what they would one after the other: a delete before an acquire leaves
+	 * the acquire's member, and of two windows (a retune in flight) the last sets the time to live.
+	 */
+	@Test
+	void aLogWrittenAtTheCallsEndEndsAsTheDecisionsOneAfterTheOtherWouldLeaveIt() {
+		String prefix = TestRedis.uniquePrefix();
+		io.github.limiter.testsupport.RedisProcess server = TestRedis.standalone();
+		SlidingWindowLog hourly = SlidingWindowLog.of("log", 4, Duration.ofHours(1));
+		SlidingWindowLog shorter = SlidingWindowLog.of("log", 4, Duration.ofMinutes(2));
+		ScriptCall call = new ScriptCall("", 0);
+		call.decide("a", "t1", LimitRequest.of(LOG, "fay"), prefix + "log:fay");
+		call.decide("x", "", List.of(LimitRequest.of(LOG, "fay")), List.of(prefix + "log:fay"));
+		call.decide("a", "t2", LimitRequest.of(LOG, "fay"), prefix + "log:fay");
+		call.decide("a", "t3", LimitRequest.of(shorter, "gus"), prefix + "log:gus");
+		call.decide("a", "t4", LimitRequest.of(hourly, "gus"), prefix + "log:gus");
+		call.decode(redis.execute(call.script(), call.keys(), call.arguments()).toCompletableFuture().join());
+		assertThat(server.command("ZRANGE", prefix + "log:fay", "0", "-1")).contains("t2").doesNotContain("t1");
+		long ttl = Long.parseLong(server.command("PTTL", prefix + "log:gus").trim().substring(1));
+		assertThat(ttl).as("the hourly window's").isGreaterThan(Duration.ofMinutes(59).toMillis());
+	}
+
 	@Test
 	void aBatchNamesAtMostThreeOfItsKeysSoThatItsErrorsStayOneReadableLine() {
 		ScriptCall call = new ScriptCall("", 0);
