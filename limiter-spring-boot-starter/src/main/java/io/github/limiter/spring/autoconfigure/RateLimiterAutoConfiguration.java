@@ -82,61 +82,26 @@ public final class RateLimiterAutoConfiguration {
 			RateLimitOperationSource source) {
 		RateLimiterProperties.Failure failure = properties.getFailure();
 		FailurePolicy fallback = failure.getPolicy();
+		properties.validate();
 		Integer instances = failure.getExpectedInstances();
-		if (instances != null && instances < 1) {
-			throw new IllegalStateException("Invalid limiter.failure.expected-instances = '" + instances
-					+ "': must be positive (leave it unset to count the instances)");
-		}
 		if (failure.getFailureThreshold() != null) {
 			logger.log(System.Logger.Level.WARNING, "limiter.failure.failure-threshold is no longer used and is ignored: "
 					+ "a probe that gets no answer within limiter.failure.max-deadline opens the circuit");
 		}
-		Duration deadline = within("limiter.failure.deadline", failure.getDeadline(), ONE_MILLI);
-		Duration maxDeadline = within("limiter.failure.max-deadline", failure.getMaxDeadline(), ONE_MILLI);
-		if (deadline.compareTo(maxDeadline) > 0) {
-			throw new IllegalStateException("Invalid limiter.failure.deadline = '" + deadline + "': must not exceed "
-					+ "limiter.failure.max-deadline = '" + maxDeadline + "' (the deadline adapts between the two)");
-		}
-		Duration openDuration = within("limiter.failure.open-duration", failure.getOpenDuration(), ONE_MILLI);
-		Duration heartbeat = within("limiter.failure.heartbeat", failure.getHeartbeat(), TEN_MILLIS);
 		if (backend instanceof LocalBackend || backend instanceof GuardedBackend) {
 			return backend;
 		}
 		return GuardedBackend.builder(backend)
-			.deadline(deadline)
-			.maxDeadline(maxDeadline)
-			.openDuration(openDuration)
-			.heartbeat(heartbeat)
+			.deadline(failure.getDeadline())
+			.maxDeadline(failure.getMaxDeadline())
+			.openDuration(failure.getOpenDuration())
+			.heartbeat(failure.getHeartbeat())
 			.expectedInstances((instances != null) ? instances : 0)
 			.localMaxKeys(properties.getLocal().getMaxKeys())
 			.failurePolicy(requests -> strictest(requests, source, fallback))
 			.build();
 	}
 
-	/**
-	 * A time setting within its bounds: at least {@code least} (a deadline is checked every millisecond, and a
-	 * heartbeat or a poll every few milliseconds would only load Redis), at most 3660 days, as a limit's durations.
-	 */
-	private static Duration within(String property, Duration value, Duration least) {
-		if (value == null || value.isNegative() || value.isZero()) {
-			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be a positive duration");
-		}
-		if (value.compareTo(least) < 0) {
-			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be at least " + least
-					+ " (a number without a unit is milliseconds)");
-		}
-		if (value.compareTo(LONGEST) > 0) {
-			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be at most "
-					+ LONGEST.toDays() + " days");
-		}
-		return value;
-	}
-
-	private static final Duration ONE_MILLI = Duration.ofMillis(1);
-
-	private static final Duration TEN_MILLIS = Duration.ofMillis(10);
-
-	private static final Duration LONGEST = Duration.ofDays(3660);
 
 	/**
 	 * Stops the guard's heartbeat and withdraws this instance from the backend's instance count when its context
@@ -173,9 +138,8 @@ public final class RateLimiterAutoConfiguration {
 	@ConditionalOnMissingBean
 	RateLimitRetuner rateLimitRetuner(AnnotationRateLimitOperationSource source, Environment environment,
 			RateLimiterProperties properties, ObjectProvider<RateLimiterBackend> backend) {
+		properties.validate();
 		RateLimiterProperties.Retune retune = properties.getRetune();
-		within("limiter.retune.refresh", retune.getRefresh(), TEN_MILLIS);
-		within("limiter.retune.timeout", retune.getTimeout(), ONE_MILLI);
 		OverrideStore store = (backend.getIfAvailable() instanceof OverrideStore shared) ? shared : null;
 		return new RateLimitRetuner(source, environment, store, retune.getRefresh(), retune.getTimeout());
 	}

@@ -7,13 +7,14 @@ import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
-import org.springframework.boot.context.properties.bind.BindException;
+import org.springframework.boot.context.properties.bind.AbstractBindHandler;
+import org.springframework.boot.context.properties.bind.BindContext;
 import org.springframework.boot.context.properties.bind.BindHandler;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.UnboundElementsSourceFilter;
 import org.springframework.boot.origin.Origin;
 import org.springframework.core.Ordered;
@@ -42,37 +43,100 @@ public class RateLimiterProperties {
 	 * @return the properties
 	 */
 	public static RateLimiterProperties bind(org.springframework.core.env.Environment environment) {
-		try {
-			return Binder.get(environment)
-				.bindOrCreate("limiter", Bindable.of(RateLimiterProperties.class),
-						new NoUnboundElementsBindHandler(BindHandler.DEFAULT,
-								// As Boot's own strict binding: environment variables and system properties are set
-								// for the whole machine (LIMITER_REDIS_SERVER, a Kubernetes service named limiter),
-								// not only for this starter, so a name there that it does not know is no typo.
-								new UnboundElementsSourceFilter()));
-		}
-		catch (BindException ex) {
-			throw emptyValue(ex);
-		}
+		RateLimiterProperties properties = Binder.get(environment)
+			.bindOrCreate("limiter", Bindable.of(RateLimiterProperties.class),
+					new EmptyValues(new NoUnboundElementsBindHandler(BindHandler.DEFAULT,
+							// As Boot's own strict binding: environment variables and system properties are set
+							// for the whole machine (LIMITER_REDIS_SERVER, a Kubernetes service named limiter),
+							// not only for this starter, so a name there that it does not know is no typo.
+							new UnboundElementsSourceFilter())));
+		properties.validate();
+		return properties;
 	}
 
 	/**
-	 * A property given an empty value ({@code limiter.failure.deadline=}, {@code ${UNSET:}}) binds to nothing, which
-	 * the strict binding reports as a name it does not know: said as what it is instead (the whole story, so without
-	 * the binder's exception as its cause).
+	 * Refuses what binding alone lets through: a key prefix that would pick a cluster slot or leave the key space's
+	 * top level, and times of the guard and the retuner out of their bounds. Run by {@link #bind} (at startup and on a
+	 * refresh, which is then refused) and where the starter reads these settings; the bean itself accepts them, so that
+	 * Spring Cloud's rebinding of every configuration properties bean does not stop at it.
+	 * @throws IllegalStateException naming the property and the value
 	 */
-	private static RuntimeException emptyValue(BindException ex) {
-		if (ex.getCause() instanceof UnboundConfigurationPropertiesException unbound) {
-			for (ConfigurationProperty property : unbound.getUnboundProperties()) {
-				if (property.getValue() instanceof CharSequence text && text.toString().isBlank()) {
-					Origin origin = property.getOrigin();
-					return new IllegalStateException("Invalid " + property.getName() + " = '" + text + "'"
-							+ ((origin != null) ? " (" + origin + ")" : "")
-							+ ": empty; give it a value, or remove it for the default");
-				}
-			}
+	public void validate() {
+		if (this.keyPrefix != null && this.keyPrefix.isBlank()) {
+			throw new IllegalStateException("Invalid limiter.key-prefix = '" + this.keyPrefix + "': empty, which would "
+					+ "write the limiter's keys at the top of Redis's key space, among the application's own; remove "
+					+ "it for the default 'limiter:<spring.application.name>:', or give a prefix");
 		}
-		return ex;
+		if (this.keyPrefix != null && (this.keyPrefix.indexOf('{') >= 0 || this.keyPrefix.indexOf('}') >= 0)) {
+			throw new IllegalStateException("Invalid limiter.key-prefix = '" + this.keyPrefix + "': must not contain "
+					+ "braces, which would pick the Redis Cluster slot of every key (the limiter picks each key's slot "
+					+ "from the key)");
+		}
+		if (this.failure.expectedInstances != null && this.failure.expectedInstances < 1) {
+			throw new IllegalStateException("Invalid limiter.failure.expected-instances = '"
+					+ this.failure.expectedInstances + "': must be positive (leave it unset to count the instances)");
+		}
+		within("limiter.failure.deadline", this.failure.deadline, ONE_MILLI);
+		within("limiter.failure.max-deadline", this.failure.maxDeadline, ONE_MILLI);
+		if (this.failure.deadline.compareTo(this.failure.maxDeadline) > 0) {
+			throw new IllegalStateException("Invalid limiter.failure.deadline = '" + this.failure.deadline
+					+ "': must not exceed limiter.failure.max-deadline = '" + this.failure.maxDeadline
+					+ "' (the deadline adapts between the two)");
+		}
+		within("limiter.failure.open-duration", this.failure.openDuration, ONE_MILLI);
+		within("limiter.failure.heartbeat", this.failure.heartbeat, TEN_MILLIS);
+		within("limiter.retune.refresh", this.retune.refresh, TEN_MILLIS);
+		within("limiter.retune.timeout", this.retune.timeout, ONE_MILLI);
+	}
+
+	/**
+	 * A time setting within its bounds: at least {@code least} (a deadline is checked every millisecond, and a
+	 * heartbeat or a poll every few milliseconds would only load Redis), at most 3660 days, as a limit's durations.
+	 */
+	private static void within(String property, Duration value, Duration least) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be a positive duration");
+		}
+		if (value.compareTo(least) < 0) {
+			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be at least " + least
+					+ " (a number without a unit is milliseconds)");
+		}
+		if (value.compareTo(LONGEST) > 0) {
+			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be at most "
+					+ LONGEST.toDays() + " days");
+		}
+	}
+
+	private static final Duration ONE_MILLI = Duration.ofMillis(1);
+
+	private static final Duration TEN_MILLIS = Duration.ofMillis(10);
+
+	private static final Duration LONGEST = Duration.ofDays(3660);
+
+	/**
+	 * Refuses a property given an empty value, from any source ({@code limiter.failure.deadline=}, an unset
+	 * {@code ${POLICY}} in a compose file's {@code LIMITER_FAILURE_POLICY}), which would otherwise bind to nothing and
+	 * leave the default in force unnoticed.
+	 */
+	private static final class EmptyValues extends AbstractBindHandler {
+
+		EmptyValues(BindHandler parent) {
+			super(parent);
+		}
+
+		@Override
+		public void onFinish(ConfigurationPropertyName name, Bindable<?> target, BindContext context, Object result)
+				throws Exception {
+			ConfigurationProperty property = context.getConfigurationProperty();
+			if (property != null && property.getValue() instanceof CharSequence text && text.toString().isBlank()) {
+				Origin origin = property.getOrigin();
+				throw new IllegalStateException("Invalid " + property.getName() + " = '" + text + "'"
+						+ ((origin != null) ? " (" + origin + ")" : "") + ": empty; give it a value, or remove it for "
+						+ "the default");
+			}
+			super.onFinish(name, target, context, result);
+		}
+
 	}
 
 	/**
@@ -174,15 +238,6 @@ public class RateLimiterProperties {
 	}
 
 	public void setKeyPrefix(String keyPrefix) {
-		if (keyPrefix != null && keyPrefix.isBlank()) {
-			throw new IllegalArgumentException("Invalid limiter.key-prefix = '" + keyPrefix + "': empty, which would "
-					+ "write the limiter's keys at the top of Redis's key space, among the application's own; remove "
-					+ "it for the default 'limiter:<spring.application.name>:', or give a prefix");
-		}
-		if (keyPrefix != null && (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0)) {
-			throw new IllegalArgumentException("Invalid limiter.key-prefix = '" + keyPrefix + "': must not contain braces, "
-					+ "which would pick the Redis Cluster slot of every key (the limiter picks each key's slot from the key)");
-		}
 		this.keyPrefix = keyPrefix;
 	}
 

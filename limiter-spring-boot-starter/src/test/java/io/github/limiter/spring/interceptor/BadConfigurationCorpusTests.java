@@ -71,7 +71,7 @@ class BadConfigurationCorpusTests {
 				Arguments.of("limiter.failure.polcy=open", "limiter.failure.polcy"),
 				Arguments.of("limiter.policies.fixed.maximum=5", "limiter.policies.fixed.maximum"),
 				Arguments.of("limiter.key-prefix=app{1}:", "Invalid limiter.key-prefix = 'app{1}:': must not contain braces"),
-				Arguments.of("limiter.key-prefix=", "Invalid limiter.key-prefix = '': empty"),
+				Arguments.of("limiter.key-prefix=", "Invalid limiter.key-prefix = '' ("),
 				Arguments.of("limiter.failure.deadline=", "Invalid limiter.failure.deadline = '' "),
 				Arguments.of("limiter.failure.policy=", "Invalid limiter.failure.policy = '' "),
 				// A number without a unit is milliseconds: a heartbeat of 1 would send Redis thousands of probes a second.
@@ -133,6 +133,17 @@ class BadConfigurationCorpusTests {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("limiter.redis.server");
 		});
+		// A known name given nothing (an unset ${POLICY} in a compose file) is refused wherever it comes from.
+		this.runner.withInitializer(context -> context.getEnvironment()
+			.getPropertySources()
+			.replace(org.springframework.core.env.StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+					new org.springframework.core.env.SystemEnvironmentPropertySource(
+							org.springframework.core.env.StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+							java.util.Map.of("LIMITER_FAILURE_POLICY", ""))))
+			.run(context -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("Invalid limiter.failure.policy = ''");
+			});
 	}
 
 	@ParameterizedTest(name = "{0}")

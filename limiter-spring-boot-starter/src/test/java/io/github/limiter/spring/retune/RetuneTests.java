@@ -108,15 +108,21 @@ class RetuneTests {
 
 	}
 
-	@Test
-	void aMisspeltNameInARefreshIsRefusedByTheStarterAloneAndTheApplicationsOtherSettingsStillRebind() {
+	/**
+	 * A refresh the starter would refuse at startup (a misspelt name, an empty prefix, a heartbeat out of its bounds) is
+	 * refused, so that no restart fails on it later, and Spring Cloud still rebinds the application's other settings.
+	 */
+	@org.junit.jupiter.params.ParameterizedTest
+	@org.junit.jupiter.params.provider.ValueSource(strings = { "limiter.failure.polcy=open", "limiter.key-prefix=",
+			"limiter.key-prefix=a{1}", "limiter.failure.heartbeat=1", "limiter.retune.refresh=1ns" })
+	void aRefreshTheStarterWouldRefuseAtStartupIsRefusedAndTheApplicationsOtherSettingsStillRebind(String bad) {
 		this.runner
 			.withConfiguration(AutoConfigurations
 				.of(org.springframework.cloud.autoconfigure.ConfigurationPropertiesRebinderAutoConfiguration.class))
 			.withUserConfiguration(AppSettingsConfiguration.class)
 			.run(context -> {
 				AppSettings app = context.getBean(AppSettings.class);
-				String[] properties = { "app.greeting=two", "limiter.failure.polcy=open", "limiter.policies.api.max=5" };
+				String[] properties = { "app.greeting=two", bad, "limiter.policies.api.max=5" };
 				TestPropertyValues.of(properties).applyTo(context);
 				// As Spring Cloud publishes it: the context itself as the source, which its rebinder answers.
 				context.publishEvent(new EnvironmentChangeEvent(context.getSourceApplicationContext(), Set.of(properties)));
