@@ -1,7 +1,5 @@
 package io.github.limiter.spring.autoconfigure;
 
-import java.time.Duration;
-
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
