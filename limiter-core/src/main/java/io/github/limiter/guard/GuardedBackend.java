@@ -169,6 +169,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 	private volatile boolean closed;
 
+	/** Whether this instance sent an announcement, which a close withdraws. */
+	private volatile boolean announced;
+
 	/** Whether the backend ever answered a probe or a decision. */
 	private volatile boolean answered;
 
@@ -458,6 +461,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private void sendProbe(String trigger, long since, boolean confirming) {
 		long start = System.nanoTime();
 		CompletableFuture<Integer> answer;
+		if (this.registry != null) {
+			this.announced = true;
+		}
 		try {
 			answer = call(() -> (this.registry != null)
 					? this.registry.announce(this.instance, instanceTtl())
@@ -850,7 +856,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		if (running != null) {
 			running.cancel(false);
 		}
-		if (this.registry != null && this.liveInstances.get() > 0 && this.breaker.isClosed()) {
+		// Once an announcement was sent, not once its answer was seen: one answered just before the close may not
+		// have been read yet, and would then count this instance for three heartbeats more.
+		if (this.registry != null && this.announced && this.breaker.isClosed()) {
 			try {
 				DEADLINES.within(call(() -> this.registry.withdraw(this.instance)), this.deadline.ceiling().toNanos())
 					.join();
