@@ -29,6 +29,8 @@ import io.github.limiter.spi.RateLimiterBackend;
 import io.github.limiter.spring.interceptor.AnnotationRateLimitOperationSource;
 import io.github.limiter.spring.retune.RateLimitRetuner;
 import io.github.limiter.spring.web.RateLimitExceptionHandler;
+import io.github.limiter.spring.web.RateLimitRejectionFilter;
+import io.github.limiter.spring.web.RateLimitWebExceptionHandler;
 
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration Auto-configuration} of rate limiting: a
@@ -186,6 +188,32 @@ public final class RateLimiterAutoConfiguration {
 		@ConditionalOnMissingBean
 		RateLimitExceptionHandler rateLimitExceptionHandler() {
 			return new RateLimitExceptionHandler();
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+		@ConditionalOnClass(name = "jakarta.servlet.Filter")
+		static class ServletRejectionConfiguration {
+
+			@Bean
+			@ConditionalOnMissingBean
+			RateLimitRejectionFilter rateLimitRejectionFilter() {
+				return new RateLimitRejectionFilter();
+			}
+
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+		@ConditionalOnClass(name = "org.springframework.web.server.WebExceptionHandler")
+		static class ReactiveRejectionConfiguration {
+
+			@Bean
+			@ConditionalOnMissingBean
+			RateLimitWebExceptionHandler rateLimitWebExceptionHandler() {
+				return new RateLimitWebExceptionHandler();
+			}
+
 		}
 
 	}

@@ -3,14 +3,12 @@ package io.github.limiter.spring.web;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ControllerAdvice;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 
-import io.github.limiter.Decision;
 import io.github.limiter.RateLimitExceededException;
 import io.github.limiter.spring.interceptor.RateLimitKeyException;
 
@@ -20,13 +18,12 @@ import io.github.limiter.spring.interceptor.RateLimitKeyException;
  *
  * <p>Registered by auto-configuration just before the lowest precedence, so that it wins over an application's
  * catch-all handler; an application replaces it by declaring its own bean of this type or a handler of higher
- * precedence.
+ * precedence. A refusal thrown where no handler's exception handling sees it (a filter, a WebFlux functional
+ * endpoint) gets the same answer from {@link RateLimitRejectionFilter} or {@link RateLimitWebExceptionHandler}.
  */
 @ControllerAdvice
 @Order(Ordered.LOWEST_PRECEDENCE - 1)
 public class RateLimitExceptionHandler {
-
-	private static final System.Logger logger = System.getLogger(RateLimitExceptionHandler.class.getName());
 
 	/**
 	 * The 429 answer.
@@ -35,23 +32,18 @@ public class RateLimitExceptionHandler {
 	 */
 	@ExceptionHandler(RateLimitExceededException.class)
 	public ResponseEntity<ProblemDetail> tooManyRequests(RateLimitExceededException exception) {
-		Decision decision = exception.getDecision();
-		long retryAfter = RateLimitHeaders.retryAfterSeconds(decision);
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS,
-				"Rate limit '" + decision.limitName() + "' " + exception.getReason() + "; retry in " + retryAfter
-						+ " s.");
-		problem.setTitle("Too Many Requests");
-		problem.setProperty("limit", decision.limitName());
-		problem.setProperty("retryAfterSeconds", retryAfter);
-		ResponseEntity.BodyBuilder response = ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
-			.header(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter));
+		RateLimitAnswer answer = RateLimitAnswer.tooManyRequests(exception);
+		ResponseEntity.BodyBuilder response = ResponseEntity.status(answer.status());
 		// The fields describe the limit that rejected the request. On a servlet response they replace those of an
 		// admitted handler; a reactive response gets them here, and the handler's are then not added.
-		if (!RateLimitHeaders.replaceOnServletResponse(decision, exception.getRequests())) {
-			response.header(RateLimitHeaders.POLICY, RateLimitHeaders.policy(decision, exception.getRequests()))
-				.header(RateLimitHeaders.RATE_LIMIT, RateLimitHeaders.rateLimit(decision, exception.getRequests()));
-		}
-		return response.contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
+		boolean replaced = RateLimitHeaders.replaceOnServletResponse(exception.getDecision(), exception.getRequests());
+		answer.headers().forEach((name, value) -> {
+			if (!replaced || name.equals(HttpHeaders.RETRY_AFTER)) {
+				response.header(name, value);
+			}
+		});
+		return response.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(answer.problem());
 	}
 
 	/**
@@ -62,11 +54,9 @@ public class RateLimitExceptionHandler {
 	 */
 	@ExceptionHandler(RateLimitKeyException.class)
 	public ResponseEntity<ProblemDetail> badKey(RateLimitKeyException exception) {
-		logger.log(System.Logger.Level.DEBUG, () -> "Answered 400: " + exception.getMessage() + " ("
-				+ exception.getInternalDetail() + ")");
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, exception.getMessage());
-		problem.setTitle(exception.getReason().title());
-		return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
+		return ResponseEntity.badRequest()
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(RateLimitAnswer.badKey(exception).problem());
 	}
 
 }
