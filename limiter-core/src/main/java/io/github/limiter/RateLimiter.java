@@ -267,7 +267,7 @@ public final class RateLimiter {
 		Objects.requireNonNull(maxWait, "maxWait must not be null");
 		if (maxWait.isNegative() || maxWait.compareTo(MAX_WAIT) > 0) {
 			throw new IllegalArgumentException("maxWait must be between 0 and " + MAX_WAIT.toDays() + " days but was "
-					+ maxWait);
+					+ DurationText.of(maxWait));
 		}
 		return maxWait.toNanos();
 	}

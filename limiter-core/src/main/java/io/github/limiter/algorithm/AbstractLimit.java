@@ -3,6 +3,7 @@ package io.github.limiter.algorithm;
 import java.time.Duration;
 import java.util.Objects;
 
+import io.github.limiter.DurationText;
 import io.github.limiter.Decision;
 import io.github.limiter.Limit;
 
@@ -242,18 +243,18 @@ public abstract class AbstractLimit<S> implements Limit {
 			throw invalid(field + " must be set");
 		}
 		if (duration.isNegative() || duration.isZero()) {
-			throw invalid(field + " must be positive but was " + duration);
+			throw invalid(field + " must be positive but was " + DurationText.of(duration));
 		}
 		if (duration.compareTo(MAX_DURATION) > 0) {
-			throw invalid(field + " must be at most " + MAX_DURATION.toDays() + " days but was " + duration);
+			throw invalid(field + " must be at most " + MAX_DURATION.toDays() + " days but was " + DurationText.of(duration));
 		}
 		long micros = duration.toNanos() / 1_000;
 		if (micros == 0) {
-			throw invalid(field + " must be at least one microsecond but was " + duration);
+			throw invalid(field + " must be at least one microsecond but was " + DurationText.of(duration));
 		}
 		if (duration.getNano() % 1_000 != 0) {
 			// Dropping the rest would enforce another rate than the one asked for (1.5 us read as 1 us: 50% more).
-			throw invalid(field + " must be whole microseconds but was " + duration);
+			throw invalid(field + " must be whole microseconds but was " + DurationText.of(duration));
 		}
 		return micros;
 	}

@@ -26,6 +26,7 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.github.limiter.DurationText;
 import io.github.limiter.Decision;
 import io.github.limiter.Limit;
 import io.github.limiter.LimitRequest;
@@ -1046,11 +1047,11 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 
 		private static Duration positive(String what, Duration duration) {
 			if (duration == null || duration.isNegative() || duration.isZero()) {
-				throw new IllegalArgumentException(what + " must be positive but was " + duration);
+				throw new IllegalArgumentException(what + " must be positive but was " + DurationText.of(duration));
 			}
 			if (duration.compareTo(LONGEST) > 0) {
 				throw new IllegalArgumentException(what + " must be at most " + LONGEST.toDays() + " days but was "
-						+ duration);
+						+ DurationText.of(duration));
 			}
 			return duration;
 		}

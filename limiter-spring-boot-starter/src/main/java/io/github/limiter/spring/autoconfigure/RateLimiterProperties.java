@@ -19,6 +19,7 @@ import org.springframework.boot.context.properties.source.UnboundElementsSourceF
 import org.springframework.boot.origin.Origin;
 import org.springframework.core.Ordered;
 
+import io.github.limiter.DurationText;
 import io.github.limiter.Limit;
 import io.github.limiter.TimeSource;
 import io.github.limiter.algorithm.Algorithm;
@@ -79,8 +80,8 @@ public class RateLimiterProperties {
 		within("limiter.failure.deadline", this.failure.deadline, ONE_MILLI);
 		within("limiter.failure.max-deadline", this.failure.maxDeadline, ONE_MILLI);
 		if (this.failure.deadline.compareTo(this.failure.maxDeadline) > 0) {
-			throw new IllegalStateException("Invalid limiter.failure.deadline = '" + this.failure.deadline
-					+ "': must not exceed limiter.failure.max-deadline = '" + this.failure.maxDeadline
+			throw new IllegalStateException("Invalid limiter.failure.deadline = '" + DurationText.of(this.failure.deadline)
+					+ "': must not exceed limiter.failure.max-deadline = '" + DurationText.of(this.failure.maxDeadline)
 					+ "' (the deadline adapts between the two)");
 		}
 		within("limiter.failure.open-duration", this.failure.openDuration, ONE_MILLI);
@@ -95,14 +96,14 @@ public class RateLimiterProperties {
 	 */
 	private static void within(String property, Duration value, Duration least) {
 		if (value == null || value.isNegative() || value.isZero()) {
-			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be a positive duration");
+			throw new IllegalStateException("Invalid " + property + " = '" + DurationText.of(value) + "': must be a positive duration");
 		}
 		if (value.compareTo(least) < 0) {
-			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be at least " + least
+			throw new IllegalStateException("Invalid " + property + " = '" + DurationText.of(value) + "': must be at least " + DurationText.of(least)
 					+ " (a number without a unit is milliseconds)");
 		}
 		if (value.compareTo(LONGEST) > 0) {
-			throw new IllegalStateException("Invalid " + property + " = '" + value + "': must be at most "
+			throw new IllegalStateException("Invalid " + property + " = '" + DurationText.of(value) + "': must be at most "
 					+ LONGEST.toDays() + " days");
 		}
 	}

@@ -18,6 +18,7 @@ import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringValueResolver;
 
+import io.github.limiter.DurationText;
 import io.github.limiter.guard.FailurePolicy;
 import io.github.limiter.spring.annotation.RateLimit;
 import io.github.limiter.spring.annotation.RateLimits;
@@ -326,18 +327,18 @@ public class AnnotationRateLimitOperationSource implements RateLimitOperationSou
 			throw new IllegalStateException("Invalid " + prefix + ".delay = '" + policy.getDelay() + "': must not be negative");
 		}
 		if (policy.getMaxWait() != null && policy.getMaxWait().isNegative()) {
-			throw new IllegalStateException("Invalid " + prefix + ".max-wait = '" + policy.getMaxWait() + "': must not be negative");
+			throw new IllegalStateException("Invalid " + prefix + ".max-wait = '" + DurationText.of(policy.getMaxWait()) + "': must not be negative");
 		}
 		if (policy.getMaxWait() != null && policy.getMaxWait().compareTo(io.github.limiter.RateLimiter.MAX_WAIT) > 0) {
-			throw new IllegalStateException("Invalid " + prefix + ".max-wait = '" + policy.getMaxWait() + "': must be at most "
+			throw new IllegalStateException("Invalid " + prefix + ".max-wait = '" + DurationText.of(policy.getMaxWait()) + "': must be at most "
 					+ io.github.limiter.RateLimiter.MAX_WAIT.toDays() + " days");
 		}
 		Duration window = policy.getWindow();
 		if (window != null && (window.isNegative() || window.isZero())) {
-			throw new IllegalStateException("Invalid " + prefix + ".window = '" + window + "': must be a positive duration");
+			throw new IllegalStateException("Invalid " + prefix + ".window = '" + DurationText.of(window) + "': must be a positive duration");
 		}
 		if (policy.getWarmup() != null && policy.getWarmup().isNegative()) {
-			throw new IllegalStateException("Invalid " + prefix + ".warmup = '" + policy.getWarmup()
+			throw new IllegalStateException("Invalid " + prefix + ".warmup = '" + DurationText.of(policy.getWarmup())
 					+ "': must be a positive duration, or 0 for none");
 		}
 	}

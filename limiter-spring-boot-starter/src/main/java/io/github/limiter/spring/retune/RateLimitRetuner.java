@@ -18,6 +18,7 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.env.Environment;
 
+import io.github.limiter.DurationText;
 import io.github.limiter.spi.OverrideStore;
 import io.github.limiter.spring.autoconfigure.RateLimiterProperties;
 import io.github.limiter.spring.interceptor.AnnotationRateLimitOperationSource;
@@ -163,7 +164,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		RateLimitOperation operation = retuning.operations().get(limit);
 		logger.log(System.Logger.Level.INFO, () -> "Limit '" + limit + "' retuned at runtime: "
 				+ (settings.isEmpty() ? "overrides removed" : "overrides " + new TreeMap<>(settings)) + ", now " + operation.limit()
-				+ ((this.store != null) ? "; the other instances apply it within " + this.refresh : ""));
+				+ ((this.store != null) ? "; the other instances apply it within " + DurationText.of(this.refresh) : ""));
 		return operation;
 	}
 
@@ -367,7 +368,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 				.get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (java.util.concurrent.TimeoutException ex) {
-			throw new io.github.limiter.spi.BackendException("Could not " + what + " within " + this.timeout
+			throw new io.github.limiter.spi.BackendException("Could not " + what + " within " + DurationText.of(this.timeout)
 					+ " (a write may still land: every instance applies what the backend holds at its next read)", ex);
 		}
 		catch (java.util.concurrent.ExecutionException ex) {

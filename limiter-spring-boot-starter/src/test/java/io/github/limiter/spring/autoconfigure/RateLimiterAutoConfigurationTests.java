@@ -269,7 +269,7 @@ class RateLimiterAutoConfigurationTests {
 	@Test
 	void aFailurePropertyThatIsNotPositiveFailsAtStartupNamingIt() {
 		assertStartupFailure("limiter.failure.max-deadline=0s",
-				"Invalid limiter.failure.max-deadline = 'PT0S': must be a positive duration");
+				"Invalid limiter.failure.max-deadline = '0s': must be a positive duration");
 		assertStartupFailure("limiter.failure.expected-instances=0",
 				"Invalid limiter.failure.expected-instances = '0': must be positive (leave it unset to count the instances)");
 	}
@@ -279,7 +279,7 @@ class RateLimiterAutoConfigurationTests {
 		// Checked before a shared backend first uses it: switching limiter.backend must not reveal it then.
 		this.runner.withPropertyValues("limiter.backend=local", "limiter.failure.deadline=-1s")
 			.run(context -> assertThat(context).hasFailed().getFailure().rootCause()
-				.hasMessage("Invalid limiter.failure.deadline = 'PT-1S': must be a positive duration"));
+				.hasMessage("Invalid limiter.failure.deadline = '-1s': must be a positive duration"));
 		this.runner.withPropertyValues("limiter.backend=local", "limiter.failure.expected-instances=-3")
 			.run(context -> assertThat(context).hasFailed().getFailure().rootCause()
 				.hasMessage("Invalid limiter.failure.expected-instances = '-3': must be positive (leave it unset to "
@@ -292,7 +292,7 @@ class RateLimiterAutoConfigurationTests {
 				new RedisStandaloneConfiguration("127.0.0.1", io.github.limiter.testsupport.RedisProcess.freePort())))
 			.withPropertyValues("limiter.failure.deadline=2s", "limiter.failure.max-deadline=1s")
 			.run(context -> assertThat(context).hasFailed().getFailure().rootCause().hasMessage(
-					"Invalid limiter.failure.deadline = 'PT2S': must not exceed limiter.failure.max-deadline = 'PT1S' "
+					"Invalid limiter.failure.deadline = '2s': must not exceed limiter.failure.max-deadline = '1s' "
 							+ "(the deadline adapts between the two)"));
 	}
 

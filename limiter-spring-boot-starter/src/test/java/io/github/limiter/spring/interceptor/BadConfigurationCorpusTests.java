@@ -61,10 +61,10 @@ class BadConfigurationCorpusTests {
 				Arguments.of("t.policy=log,t.max=2000000", "limit must be at most 1000000 (one stored entry per permit)"),
 				Arguments.of("limiter.policies.fixed.max=0", "Invalid limiter.policies.fixed.max = '0': must be positive"),
 				Arguments.of("limiter.policies.unused.delay=-1", "Invalid limiter.policies.unused.delay = '-1': must not be negative"),
-				Arguments.of("limiter.policies.fixed.window=-1ms", "Invalid limiter.policies.fixed.window = 'PT-0.001S': must be a positive duration"),
+				Arguments.of("limiter.policies.fixed.window=-1ms", "Invalid limiter.policies.fixed.window = '-1ms': must be a positive duration"),
 				Arguments.of("limiter.defaults.cost=0", "Invalid limiter.defaults.cost = '0': must be positive"),
-				Arguments.of("limiter.policies.fixed.max-wait=-1s", "Invalid limiter.policies.fixed.max-wait = 'PT-1S': must not be negative"),
-				Arguments.of("limiter.policies.fixed.max-wait=3661d", "Invalid limiter.policies.fixed.max-wait = 'PT87864H': must be at most 3660 days"),
+				Arguments.of("limiter.policies.fixed.max-wait=-1s", "Invalid limiter.policies.fixed.max-wait = '-1s': must not be negative"),
+				Arguments.of("limiter.policies.fixed.max-wait=3661d", "Invalid limiter.policies.fixed.max-wait = '3661d': must be at most 3660 days"),
 				Arguments.of("limiter.redis.denial-cache-size=-1",
 						"Invalid limiter.redis.denial-cache-size = '-1': must be 0 (off) or a number of keys"),
 				Arguments.of("limiter.local.max-keys=0", "Invalid limiter.local.max-keys = '0': must be positive"),
@@ -75,13 +75,13 @@ class BadConfigurationCorpusTests {
 				Arguments.of("limiter.failure.deadline=", "Invalid limiter.failure.deadline = '' "),
 				Arguments.of("limiter.failure.policy=", "Invalid limiter.failure.policy = '' "),
 				// A number without a unit is milliseconds: a heartbeat of 1 would send Redis thousands of probes a second.
-				Arguments.of("limiter.failure.heartbeat=1", "Invalid limiter.failure.heartbeat = 'PT0.001S': must be at "
-						+ "least PT0.01S (a number without a unit is milliseconds)"),
-				Arguments.of("limiter.retune.refresh=1ns", "Invalid limiter.retune.refresh = 'PT0.000000001S': must be at least"),
-				Arguments.of("limiter.retune.timeout=500us", "Invalid limiter.retune.timeout = 'PT0.0005S': must be at least PT0.001S"),
-				Arguments.of("limiter.failure.open-duration=200000d", "Invalid limiter.failure.open-duration = 'PT4800000H': "
+				Arguments.of("limiter.failure.heartbeat=1", "Invalid limiter.failure.heartbeat = '1ms': must be at "
+						+ "least 10ms (a number without a unit is milliseconds)"),
+				Arguments.of("limiter.retune.refresh=1ns", "Invalid limiter.retune.refresh = '1ns': must be at least"),
+				Arguments.of("limiter.retune.timeout=500us", "Invalid limiter.retune.timeout = '500us': must be at least 1ms"),
+				Arguments.of("limiter.failure.open-duration=200000d", "Invalid limiter.failure.open-duration = '200000d': "
 						+ "must be at most 3660 days"),
-				Arguments.of("limiter.failure.max-deadline=200000d", "Invalid limiter.failure.max-deadline = 'PT4800000H': "
+				Arguments.of("limiter.failure.max-deadline=200000d", "Invalid limiter.failure.max-deadline = '200000d': "
 						+ "must be at most 3660 days"),
 				Arguments.of("t.delay=1", METHOD + "attribute 'delay' = '1' is not accepted by the TOKEN_BUCKET algorithm "
 						+ "(only by LEAKY_BUCKET)"),
@@ -95,7 +95,7 @@ class BadConfigurationCorpusTests {
 						+ "FIXED_WINDOW algorithm (only by TOKEN_BUCKET)"),
 				Arguments.of("t.warmup=3661d", "warm-up must be at most 3660 days"),
 				Arguments.of("limiter.policies.fixed.algorithm=token-bucket,limiter.policies.fixed.warmup=-1s,t.policy=fixed",
-						"Invalid limiter.policies.fixed.warmup = 'PT-1S': must be a positive duration, or 0 for none"));
+						"Invalid limiter.policies.fixed.warmup = '-1s': must be a positive duration, or 0 for none"));
 	}
 
 	@ParameterizedTest(name = "{0}")

@@ -654,7 +654,7 @@ class StartupFailureTests {
 
 	@Test
 	void invalidPolicyWindow() {
-		assertStartupFails(Fine.class, "Invalid limiter.policies.login.window = 'PT0S': must be a positive duration",
+		assertStartupFails(Fine.class, "Invalid limiter.policies.login.window = '0s': must be a positive duration",
 				"limiter.policies.login.window=0s");
 	}
 

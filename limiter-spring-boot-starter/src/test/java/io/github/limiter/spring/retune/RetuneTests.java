@@ -275,7 +275,7 @@ class RetuneTests {
 			long start = System.nanoTime();
 			assertThatExceptionOfType(io.github.limiter.spi.BackendException.class)
 				.isThrownBy(() -> retuner.override("api", Map.of("max", "5")))
-				.withMessageContaining("within PT0.3S");
+				.withMessageContaining("within 300ms");
 			// The override waited for neither the reader's 5 s nor its own, only for its bound.
 			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
 			reader.join();
