@@ -43,6 +43,8 @@ class OutageIntegrationTests {
 	/** Generous for a shared two-core machine; Lettuce's own command timeout is a minute. */
 	private static final long MARGIN_MILLIS = 450;
 
+	private static final String NOT_CLOSED = "\"circuit\":\"(OPEN|HALF_OPEN)\"";
+
 	private static final RedisProcess redis = RedisProcess.start();
 
 	@DynamicPropertySource
@@ -124,7 +126,8 @@ class OutageIntegrationTests {
 			assertThat(local.millis()).isLessThan(50 + MARGIN_MILLIS);
 
 			String limits = get("/actuator/ratelimiters").response().body();
-			assertThat(limits).contains("\"circuit\":\"OPEN\"").contains("no answer within 300 ms\"")
+			// Open, or half open while a probe waits on the frozen Redis: the circuit opens for 500 ms at a time.
+			assertThat(limits).containsPattern(NOT_CLOSED).contains("no answer within 300 ms\"")
 				.contains("\"instances\":2");
 			// A key's state is the store's, not the failure policy's: unreadable now, and said so.
 			HttpResponse<String> state = get("/actuator/ratelimiters/local/somebody").response();
@@ -138,7 +141,7 @@ class OutageIntegrationTests {
 			assertThat(reset.body()).contains("could not reset local for 'somebody': no answer within 2000 ms")
 				.contains("the reset may still land once the store answers");
 			Timed health = get("/actuator/health/rateLimiter");
-			assertThat(health.response().body()).contains("\"status\":\"DEGRADED\"").contains("\"circuit\":\"OPEN\"");
+			assertThat(health.response().body()).contains("\"status\":\"DEGRADED\"").containsPattern(NOT_CLOSED);
 			assertThat(health.millis()).as("health reads the guard's state, it does not wait for Redis")
 				.isLessThan(MARGIN_MILLIS);
 			Timed application = get("/actuator/health");
