@@ -3,6 +3,8 @@ package io.github.limiter.backend.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,6 +17,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 
 import io.github.limiter.Decision;
 import io.github.limiter.Limit;
@@ -221,8 +224,57 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		return call.get().whenComplete((done, failure) -> keys.forEach(this.denials::forget));
 	}
 
-	/** Decides calls on keys of one slot, in order, with one script call. */
+	/**
+	 * Decides calls on keys of one slot, in order, with one script call. While the slot moves between masters, a call
+	 * over several keys is refused with {@code TRYAGAIN} as long as some of its keys have moved and others not, which
+	 * for a slot of many keys lasts as long as the move; a call over one key is redirected instead. So a batch of
+	 * several keys refused that way is not sent again whole: each key's calls are sent on their own, in their order.
+	 */
 	private CompletionStage<List<Decision>> sendBatch(List<SlotLanes.Call> calls) {
+		Map<String, List<Integer>> byKey = new LinkedHashMap<>();
+		for (int i = 0; i < calls.size(); i++) {
+			byKey.computeIfAbsent(calls.get(i).key(), key -> new ArrayList<>(1)).add(i);
+		}
+		if (byKey.size() == 1) {
+			return decideInOrder(calls, TRY_AGAIN_TIMES);
+		}
+		return decideInOrder(calls, 0).exceptionallyCompose(failure -> {
+			if (!tryAgain(failure)) {
+				return CompletableFuture.failedFuture(failure);
+			}
+			return keyByKey(calls, byKey.values());
+		});
+	}
+
+	/** Each key's calls as a script call of their own, answered in the batch's order once all are answered. */
+	private CompletionStage<List<Decision>> keyByKey(List<SlotLanes.Call> calls, Collection<List<Integer>> groups) {
+		Decision[] decisions = new Decision[calls.size()];
+		List<CompletableFuture<Void>> parts = new ArrayList<>(groups.size());
+		for (List<Integer> group : groups) {
+			List<SlotLanes.Call> own = new ArrayList<>(group.size());
+			group.forEach(i -> own.add(calls.get(i)));
+			parts.add(decideInOrder(own, TRY_AGAIN_TIMES).thenAccept(answers -> {
+				for (int i = 0; i < answers.size(); i++) {
+					decisions[group.get(i)] = answers.get(i);
+				}
+			}).toCompletableFuture());
+		}
+		return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).handle((done, failure) -> {
+			if (failure == null) {
+				return Arrays.asList(decisions);
+			}
+			// The batch fails as a whole, so the permits that the keys answered took are given back.
+			for (int i = 0; i < decisions.length; i++) {
+				if (decisions[i] != null && calls.get(i).operation().acquires()) {
+					this.late.giveBack(List.of(calls.get(i).request()), decisions[i]);
+				}
+			}
+			throw (failure instanceof CompletionException) ? (CompletionException) failure
+					: new CompletionException(failure);
+		});
+	}
+
+	private CompletionStage<List<Decision>> decideInOrder(List<SlotLanes.Call> calls, int tries) {
 		ScriptCall script = new ScriptCall(argumentTime(), clientTime());
 		for (SlotLanes.Call call : calls) {
 			boolean acquires = call.operation().acquires();
@@ -230,14 +282,15 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 			script.decide(acquires ? "a" : "c", (log && acquires) ? InstanceIdentity.nextToken() : "", call.request(),
 					call.key());
 		}
-		return execute(script).thenApply(reply -> {
-			List<List<Decision>> answers = script.decode(reply);
-			List<Decision> decisions = new ArrayList<>(answers.size());
-			for (List<Decision> answer : answers) {
-				decisions.add(answer.get(0));
-			}
-			return decisions;
-		});
+		return execute(script.script(), script.keys(), script.arguments(), script, TRY_AGAIN_TIMES - tries)
+			.thenApply(reply -> {
+				List<List<Decision>> answers = script.decode(reply);
+				List<Decision> decisions = new ArrayList<>(answers.size());
+				for (List<Decision> answer : answers) {
+					decisions.add(answer.get(0));
+				}
+				return decisions;
+			});
 	}
 
 	private CompletionStage<List<Object>> execute(ScriptCall call) {
@@ -251,9 +304,11 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 	/**
 	 * A script call on keys of a Redis Cluster slot that is moving between masters is refused with {@code TRYAGAIN}
-	 * while some of its keys have moved and others not; Redis runs nothing then, so the call is sent again, every
-	 * {@value #TRY_AGAIN_MILLIS} ms, {@value #TRY_AGAIN_TIMES} times at most (the guard's deadline bounds the wait a
-	 * caller sees). A decision over one key never meets it; a batch of several keys of the slot may.
+	 * while some of its keys have moved and others not, or comes back with a redirection the client did not follow;
+	 * Redis runs nothing then, so the call is sent again, every {@value #TRY_AGAIN_MILLIS} ms, {@value #TRY_AGAIN_TIMES}
+	 * times at most (the guard's deadline bounds the wait a caller sees). A decision over one key never meets
+	 * {@code TRYAGAIN}; a decision over several limits may, and a batch of several keys is sent again key by key
+	 * instead ({@link #sendBatch}).
 	 */
 	private CompletionStage<List<Object>> execute(LimiterScript script, List<String> keys, List<String> args,
 			Object what, int tried) {
@@ -287,15 +342,23 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 
 	private static final long TRY_AGAIN_MILLIS = 25;
 
+	/**
+	 * Whether Redis refused the call without running it, so that sending it again is safe: {@code TRYAGAIN} (a call
+	 * over keys of a slot that is half moved), or a {@code MOVED} or {@code ASK} redirection that the client did not
+	 * follow itself (Lettuce can let another command in between its {@code ASKING} and the redirected call).
+	 */
 	private static boolean tryAgain(Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+		for (Throwable cause = failure; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
 			String message = cause.getMessage();
-			if (message != null && message.contains("TRYAGAIN")) {
+			if (message != null && (message.contains("TRYAGAIN") || REDIRECTED.matcher(message).find())) {
 				return true;
 			}
 		}
 		return false;
 	}
+
+	/** A redirection in a failure's message, as Redis words it: {@code MOVED 7 127.0.0.1:7200}, {@code ASK 7 ...}. */
+	private static final Pattern REDIRECTED = Pattern.compile("(^|: )(MOVED|ASK) [0-9]+ \\S+:[0-9]+");
 
 	@Override
 	public CompletionStage<Integer> announce(String instance, Duration ttl) {
