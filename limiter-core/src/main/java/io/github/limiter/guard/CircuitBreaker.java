@@ -74,6 +74,27 @@ public final class CircuitBreaker {
 	}
 
 	/**
+	 * The backend answered, late, the probe whose silence opened the breaker: closes it, unless it opened again
+	 * since (a later probe failed), leaving any probe in flight to end as it will.
+	 * @param opened when the breaker opened on that silence ({@link #openedAt()} then)
+	 * @return {@code true} when this closed the breaker
+	 */
+	boolean answeredLate(long opened) {
+		Status current = this.status.get();
+		return current.open && current.since == opened
+				&& this.status.compareAndSet(current, new Status(false, this.nanoClock.getAsLong()));
+	}
+
+	/**
+	 * When the breaker last opened or was last refused by a probe (the start of its open period); meaningless while
+	 * closed.
+	 * @return the instant, on the breaker's clock
+	 */
+	long openedAt() {
+		return this.status.get().since;
+	}
+
+	/**
 	 * The probe got no answer, but the backend answered something else meanwhile: it is alive, nothing changes.
 	 */
 	void probeInconclusive() {

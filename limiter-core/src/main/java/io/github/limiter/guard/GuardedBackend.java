@@ -422,6 +422,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		if (!this.answered) {
 			this.answered = true;
 		}
+		if (this.silence != null) {
+			closeOnLateAnswer();
+		}
 	}
 
 	/**
@@ -507,8 +510,44 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			}
 			else {
 				probeFailed(cause, trigger + ", and a second probe");
+				if (!this.breaker.isClosed()) {
+					this.silence = new Silence(this.breaker.openedAt());
+					// An answer read between the probe's failure and now found no silence recorded yet.
+					if (this.lastAnswerNanos - since >= 0) {
+						closeOnLateAnswer();
+					}
+				}
 			}
 		});
+	}
+
+	/**
+	 * When the circuit opened on the silence of two probes. A JVM whose client thread cannot run (a machine short of
+	 * CPU) reads no answer for seconds while the backend answers every call in time; the answers then arrive all at
+	 * once.
+	 */
+	private record Silence(long opened) {
+	}
+
+	private volatile Silence silence;
+
+	/**
+	 * Closes the circuit that silence opened when an answer is read after all, to a probe or to a decision sent
+	 * before it opened: the backend was alive, and only slow to be heard (this JVM short of CPU to read its answers,
+	 * or a pause of the backend that is over), so decisions go to it again at once instead of after the open period.
+	 * Only that opening is undone: once a later probe failed, or a probe got an error, the circuit stays open.
+	 */
+	private void closeOnLateAnswer() {
+		Silence opened = this.silence;
+		if (this.closed || opened == null || !this.breaker.answeredLate(opened.opened())) {
+			return;
+		}
+		this.silence = null;
+		logger.log(Level.INFO, "Rate limiter backend answered after all while the circuit was open on its "
+				+ "silence: circuit closed, decisions go to it again (the silence was this JVM reading "
+				+ "its answers late, or a pause of the backend that is over; " + (this.degraded.get()
+						- this.degradedWhenOpened.get()) + " decisions were made by the failure policy while it was open)");
+		this.unlogged.set(0);
 	}
 
 	private void probeAnswered(int count, long latency, long now, String trigger) {
@@ -524,6 +563,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			}
 		}
 		if (this.breaker.probeSucceeded()) {
+			this.silence = null;
 			logger.log(Level.INFO, "Rate limiter backend answered a probe in " + millis(latency)
 					+ " ms: circuit closed, decisions go to it again (" + (this.degraded.get() - this.degradedWhenOpened.get())
 					+ " decisions were made by the failure policy while it was open)");
