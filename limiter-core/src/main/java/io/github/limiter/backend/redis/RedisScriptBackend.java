@@ -323,6 +323,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		return reply.exceptionallyCompose(failure -> {
 			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
 					? failure.getCause() : failure;
+			this.executor.failed(cause);
 			if (tried < TRY_AGAIN_TIMES && tryAgain(cause)) {
 				return CompletableFuture.supplyAsync(() -> execute(script, keys, args, what, tried + 1),
 						CompletableFuture.delayedExecutor(TRY_AGAIN_MILLIS, TimeUnit.MILLISECONDS, TRY_AGAIN_CALLS))

@@ -66,4 +66,13 @@ public interface RedisScriptExecutor {
 		return null;
 	}
 
+	/**
+	 * Told that a call failed, so that a cluster client whose view of the cluster may be stale (a node removed, a
+	 * replica promoted, slots moved while the client's own refresh missed it) can read the topology again. Called on
+	 * the thread that saw the failure; it must not block.
+	 * @param failure the call's failure
+	 */
+	default void failed(Throwable failure) {
+	}
+
 }

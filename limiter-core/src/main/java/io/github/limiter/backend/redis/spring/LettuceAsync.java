@@ -43,6 +43,19 @@ final class LettuceAsync {
 	}
 
 	/**
+	 * Asks the factory's Redis Cluster client to read the cluster's topology again, in the background.
+	 * @return {@code false} when the factory has no Lettuce cluster client
+	 */
+	static boolean refreshTopology(RedisConnectionFactory factory) {
+		if (factory instanceof LettuceConnectionFactory lettuce
+				&& lettuce.getNativeClient() instanceof io.lettuce.core.cluster.RedisClusterClient cluster) {
+			cluster.refreshPartitionsAsync();
+			return true;
+		}
+		return false;
+	}
+
+	/**
 	 * Whether native commands returned by {@link #sharedCommands} can still be used: their connection is open (it
 	 * stays open while Lettuce reconnects; the factory closes it when it resets or stops).
 	 */

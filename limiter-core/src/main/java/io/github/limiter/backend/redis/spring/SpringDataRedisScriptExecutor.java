@@ -8,6 +8,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.springframework.data.redis.connection.RedisConnection;
@@ -29,6 +31,8 @@ import io.github.limiter.spi.BlockingCalls;
  * call on the given executor.
  */
 public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor {
+
+	private static final System.Logger logger = System.getLogger(SpringDataRedisScriptExecutor.class.getName());
 
 	private static final boolean LETTUCE_PRESENT = isPresent("io.lettuce.core.RedisFuture");
 
@@ -151,6 +155,38 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 		Object commands = this.shared;
 		return (commands != null && !this.cluster && LettuceAsync.isOpen(commands)) ? LettuceAsync.currentEventLoop() : null;
 	}
+
+	/**
+	 * On a cluster, asks Lettuce to read the topology again, at most once a second: its own refresh, adaptive by
+	 * default in Spring Boot, is triggered by redirections and reconnections only, and one taken while slots moved
+	 * can leave it routing calls to a node that no longer serves them ({@code CLUSTERDOWN Hash slot not served} from
+	 * a removed node) or to a dead master whose replica took over, for good, unless a periodic refresh is set.
+	 */
+	@Override
+	public void failed(Throwable failure) {
+		if (!this.cluster || !LETTUCE_PRESENT) {
+			return;
+		}
+		long now = System.nanoTime();
+		long last = this.lastRefresh.get();
+		if (now - last < REFRESH_INTERVAL_NANOS || !this.lastRefresh.compareAndSet(last, now)) {
+			return;
+		}
+		try {
+			if (LettuceAsync.refreshTopology(this.connectionFactory)) {
+				logger.log(System.Logger.Level.DEBUG, () -> "Asked the Redis Cluster client to read the topology again "
+						+ "after a failed call: " + failure);
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.log(System.Logger.Level.DEBUG, () -> "Could not ask the Redis Cluster client for a topology refresh: "
+					+ ex);
+		}
+	}
+
+	private static final long REFRESH_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+	private final AtomicLong lastRefresh = new AtomicLong(System.nanoTime() - REFRESH_INTERVAL_NANOS);
 
 	/** Opens the first connection on a background thread, once at a time; a failed attempt is retried by the next call. */
 	private CompletableFuture<Void> connect() {

@@ -194,16 +194,16 @@ class ClusterSlotMigrationTests {
 
 	}
 
-	private static boolean master(int port) {
+	static boolean master(int port) {
 		return RedisProcess.command(port, "ROLE").contains("master");
 	}
 
-	private static String nodeId(int port) {
+	static String nodeId(int port) {
 		return RedisProcess.command(port, "CLUSTER", "MYID").split("\r\n")[1];
 	}
 
 	/** The port of the master that serves the slot, from its own CLUSTER NODES line. */
-	private static int masterOf(List<Integer> ports, int slot) {
+	static int masterOf(List<Integer> ports, int slot) {
 		for (int port : ports) {
 			if (!master(port)) {
 				continue;

@@ -1,0 +1,101 @@
+package io.github.limiter.backend.redis.spring;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import org.junit.jupiter.api.Test;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import io.github.limiter.testsupport.RedisProcess;
+import io.github.limiter.testsupport.TestRedis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A cluster client whose view of the cluster went stale without its own refresh noticing (a node removed after a
+ * reshard, a replica promoted in place of a master it never connected to) keeps routing calls where they fail. A
+ * failed call makes the backend ask the client to read the topology again, at most once a second.
+ */
+class ClusterTopologyRefreshTests {
+
+	@Test
+	void aFailedCallOnAClusterMakesTheClientReadTheTopologyAgain() throws Exception {
+		List<Integer> ports = TestRedis.cluster();
+		LettuceConnectionFactory factory = TestRedis.lettuceCluster();
+		SpringDataRedisScriptExecutor executor = new SpringDataRedisScriptExecutor(factory, Runnable::run);
+		RedisClusterClient client = (RedisClusterClient) factory.getNativeClient();
+		// A slot that no test writes to: its owner changes, with no keys to move, and the client is not told.
+		int slot = 16_000;
+		int source = ClusterSlotMigrationTests.masterOf(ports, slot);
+		int target = ports.stream()
+			.filter(port -> port != source && ClusterSlotMigrationTests.master(port))
+			.findFirst()
+			.orElseThrow();
+		try {
+			client.refreshPartitions();
+			assertThat(client.getPartitions().getPartitionBySlot(slot).getUri().getPort()).isEqualTo(source);
+			move(ports, slot, source, target);
+			Thread.sleep(1_100);
+			assertThat(client.getPartitions().getPartitionBySlot(slot).getUri().getPort())
+				.as("the client's view, stale").isEqualTo(source);
+			executor.failed(new IllegalStateException("CLUSTERDOWN Hash slot not served"));
+			long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+			while (owner(client, slot) != target && System.nanoTime() < giveUp) {
+				Thread.sleep(20);
+			}
+			assertThat(owner(client, slot)).as("the client's view, read again").isEqualTo(target);
+		}
+		finally {
+			move(ports, slot, target, source);
+			factory.destroy();
+		}
+	}
+
+	private static int owner(RedisClusterClient client, int slot) {
+		RedisClusterNode node = client.getPartitions().getPartitionBySlot(slot);
+		return (node != null) ? node.getUri().getPort() : -1;
+	}
+
+	/** Moves an empty slot as a reshard does, then waits until every master agrees. */
+	private static void move(List<Integer> ports, int slot, int from, int to) throws InterruptedException {
+		String s = Integer.toString(slot);
+		String fromId = ClusterSlotMigrationTests.nodeId(from);
+		String toId = ClusterSlotMigrationTests.nodeId(to);
+		RedisProcess.command(to, "CLUSTER", "SETSLOT", s, "IMPORTING", fromId);
+		RedisProcess.command(from, "CLUSTER", "SETSLOT", s, "MIGRATING", toId);
+		RedisProcess.command(to, "CLUSTER", "SETSLOT", s, "NODE", toId);
+		RedisProcess.command(from, "CLUSTER", "SETSLOT", s, "NODE", toId);
+		for (int port : ports) {
+			if (port != from && port != to && ClusterSlotMigrationTests.master(port)) {
+				RedisProcess.command(port, "CLUSTER", "SETSLOT", s, "NODE", toId);
+			}
+		}
+		long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+		while (System.nanoTime() < giveUp && ports.stream().anyMatch(port -> ownerSeenBy(port, slot) != to)) {
+			Thread.sleep(20);
+		}
+	}
+
+	/** The port of the master that serves the slot, as one node sees the cluster. */
+	private static int ownerSeenBy(int port, int slot) {
+		for (String line : RedisProcess.command(port, "CLUSTER", "NODES").split("\n")) {
+			String[] fields = line.trim().split(" ");
+			for (int i = 8; i < fields.length; i++) {
+				if (fields[i].startsWith("[")) {
+					continue;
+				}
+				String[] range = fields[i].split("-");
+				int first = Integer.parseInt(range[0]);
+				int last = (range.length > 1) ? Integer.parseInt(range[1]) : first;
+				if (slot >= first && slot <= last) {
+					String address = fields[1];
+					return Integer.parseInt(address.substring(address.indexOf(':') + 1, address.indexOf('@')));
+				}
+			}
+		}
+		return -1;
+	}
+
+}
