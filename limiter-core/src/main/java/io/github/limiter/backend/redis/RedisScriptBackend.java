@@ -231,19 +231,30 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	 * several keys refused that way is not sent again whole: each key's calls are sent on their own, in their order.
 	 */
 	private CompletionStage<List<Decision>> sendBatch(List<SlotLanes.Call> calls) {
-		Map<String, List<Integer>> byKey = new LinkedHashMap<>();
-		for (int i = 0; i < calls.size(); i++) {
-			byKey.computeIfAbsent(calls.get(i).key(), key -> new ArrayList<>(1)).add(i);
-		}
-		if (byKey.size() == 1) {
+		// Only a cluster's slots move; elsewhere a batch takes no further stage.
+		if (!this.executor.isCluster() || oneKey(calls)) {
 			return decideInOrder(calls, TRY_AGAIN_TIMES);
 		}
 		return decideInOrder(calls, 0).exceptionallyCompose(failure -> {
 			if (!tryAgain(failure)) {
 				return CompletableFuture.failedFuture(failure);
 			}
+			Map<String, List<Integer>> byKey = new LinkedHashMap<>();
+			for (int i = 0; i < calls.size(); i++) {
+				byKey.computeIfAbsent(calls.get(i).key(), key -> new ArrayList<>(1)).add(i);
+			}
 			return keyByKey(calls, byKey.values());
 		});
+	}
+
+	private static boolean oneKey(List<SlotLanes.Call> calls) {
+		String first = calls.get(0).key();
+		for (int i = 1; i < calls.size(); i++) {
+			if (!calls.get(i).key().equals(first)) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/** Each key's calls as a script call of their own, answered in the batch's order once all are answered. */
