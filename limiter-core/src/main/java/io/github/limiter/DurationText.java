@@ -33,7 +33,13 @@ public final class DurationText {
 		if (duration.isZero()) {
 			return "0s";
 		}
-		Duration size = duration.abs();
+		Duration size;
+		try {
+			size = duration.abs();
+		}
+		catch (ArithmeticException tooLong) {
+			return duration.toString();
+		}
 		String sign = duration.isNegative() ? "-" : "";
 		if (size.getNano() == 0) {
 			for (int i = 0; i < SECONDS.length; i++) {

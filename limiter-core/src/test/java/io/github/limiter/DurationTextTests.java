@@ -33,6 +33,8 @@ class DurationTextTests {
 		assertThat(DurationText.of(null)).isEqualTo("null");
 		Duration overlong = Duration.ofSeconds(Long.MAX_VALUE / 10, 1);
 		assertThat(DurationText.of(overlong)).isEqualTo(overlong.toString());
+		Duration mostNegative = Duration.ofSeconds(Long.MIN_VALUE);
+		assertThat(DurationText.of(mostNegative)).isEqualTo(mostNegative.toString());
 	}
 
 }

@@ -11,8 +11,9 @@ import java.util.function.LongSupplier;
  *
  * <p>Closed: decisions go to the backend; a suspicion starts a probe (one at a time). A probe that fails opens the
  * breaker; one that proves nothing (no answer, yet the backend answered other calls) leaves it as it is. Open: no decision goes to the backend; every {@code openDuration} one probe is allowed, and its
- * success is the only thing that closes the breaker. A late answer of a decision sent before the breaker opened
- * changes nothing, so a half-slow backend cannot make the breaker flap.
+ * success closes the breaker; so does, once per opening, the late answer of a probe whose silence opened it
+ * ({@link #answeredLate}). A late answer of a decision sent before the breaker opened changes nothing (its caller was
+ * answered by the policy already).
  *
  * <p>Anyone may read it ({@link GuardedBackend#breaker()}); only its guard moves it.
  */

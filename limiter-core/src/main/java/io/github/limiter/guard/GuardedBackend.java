@@ -63,7 +63,8 @@ import io.github.limiter.spi.RateLimiterBackend;
  * one gets no answer either and nothing else the backend was asked (a decision, or the first probe, however late)
  * answered since the first was sent. A JVM stalled for longer than {@code maxDeadline} (a long collection, starved
  * CPUs) reads its answers late but reads them, so it is not taken for a dead backend and does not start deciding on
- * local shares beside a backend that goes on deciding. Only a probe that answers closes the circuit. Any other
+ * local shares beside a backend that goes on deciding. A probe that answers closes the circuit; so does the late
+ * answer of a probe whose silence opened it (a JVM starved for longer than both probes). Any other
  * exception is a bug and is thrown, never hidden by the policy. Probes also run as a heartbeat
  * ({@link Builder#heartbeat}), so an outage is seen without traffic and the health reflects the last contact.
  *
@@ -532,8 +533,9 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private volatile Silence silence;
 
 	/**
-	 * Closes the circuit that silence opened when an answer is read after all, to a probe or to a decision sent
-	 * before it opened: the backend was alive, and only slow to be heard (this JVM short of CPU to read its answers,
+	 * Closes the circuit that silence opened when an answer is read after all (a probe's: the probes are awaited on
+	 * a copy of their futures, while a decision's future is completed by its deadline, so its late answer is
+	 * dropped): the backend was alive, and only slow to be heard (this JVM short of CPU to read its answers,
 	 * or a pause of the backend that is over), so decisions go to it again at once instead of after the open period.
 	 * Only that opening is undone: once a later probe failed, or a probe got an error, the circuit stays open.
 	 */

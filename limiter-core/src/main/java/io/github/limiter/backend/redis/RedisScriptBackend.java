@@ -359,18 +359,21 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	 * over keys of a slot that is half moved), or a {@code MOVED} or {@code ASK} redirection that the client did not
 	 * follow itself (Lettuce can let another command in between its {@code ASKING} and the redirected call).
 	 */
-	private static boolean tryAgain(Throwable failure) {
+	static boolean tryAgain(Throwable failure) {
 		for (Throwable cause = failure; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
-			String message = cause.getMessage();
-			if (message != null && (message.contains("TRYAGAIN") || REDIRECTED.matcher(message).find())) {
+			// Only the client's own error, which is Redis's reply: the backend's wrappers name the keys, which are
+			// the callers' text.
+			String message = (cause instanceof BackendException || cause instanceof CompletionException) ? null
+					: cause.getMessage();
+			if (message != null && (message.startsWith("TRYAGAIN ") || REDIRECTED.matcher(message).lookingAt())) {
 				return true;
 			}
 		}
 		return false;
 	}
 
-	/** A redirection in a failure's message, as Redis words it: {@code MOVED 7 127.0.0.1:7200}, {@code ASK 7 ...}. */
-	private static final Pattern REDIRECTED = Pattern.compile("(^|: )(MOVED|ASK) [0-9]+ \\S+:[0-9]+");
+	/** A redirection as Redis words it: {@code MOVED 7 127.0.0.1:7200}, {@code ASK 7 ...}. */
+	private static final Pattern REDIRECTED = Pattern.compile("(MOVED|ASK) [0-9]+ \\S+:[0-9]+");
 
 	@Override
 	public CompletionStage<Integer> announce(String instance, Duration ttl) {

@@ -1,5 +1,7 @@
 package io.github.limiter.spring.autoconfigure;
 
+import jakarta.servlet.DispatcherType;
+
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -7,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.annotation.Bean;
@@ -195,10 +198,18 @@ public final class RateLimiterAutoConfiguration {
 		@ConditionalOnClass(name = "jakarta.servlet.Filter")
 		static class ServletRejectionConfiguration {
 
+			/**
+			 * The filter on every dispatch a limited method may be called from: the request's, an asynchronous
+			 * handler's second dispatch and an error page's (as Spring Security's chain runs on all three).
+			 */
 			@Bean
-			@ConditionalOnMissingBean
-			RateLimitRejectionFilter rateLimitRejectionFilter() {
-				return new RateLimitRejectionFilter();
+			@ConditionalOnMissingBean(name = "rateLimitRejectionFilter")
+			FilterRegistrationBean<RateLimitRejectionFilter> rateLimitRejectionFilter() {
+				FilterRegistrationBean<RateLimitRejectionFilter> registration = new FilterRegistrationBean<>(
+						new RateLimitRejectionFilter());
+				registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR);
+				registration.setOrder(RateLimitRejectionFilter.ORDER);
+				return registration;
 			}
 
 		}

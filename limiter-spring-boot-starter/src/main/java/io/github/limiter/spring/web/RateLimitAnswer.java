@@ -125,7 +125,7 @@ final class RateLimitAnswer {
 	 * The body as JSON text, for a writer outside Spring's message conversion (a filter, a {@code WebExceptionHandler}):
 	 * the members that Spring's own JSON for {@link #problem()} has, in its order.
 	 * @param instance the request's path
-	 * @return {@code application/problem+json} text
+	 * @return {@code application/problem+json} text, in ASCII (other characters escaped)
 	 */
 	String json(String instance) {
 		StringBuilder json = new StringBuilder(256).append("{\"type\":\"about:blank\",\"title\":");
@@ -157,7 +157,9 @@ final class RateLimitAnswer {
 				case '\r' -> json.append("\\r");
 				case '\t' -> json.append("\\t");
 				default -> {
-					if (c < 0x20) {
+					// Only ASCII goes out as itself, so that the body reads the same in whatever charset the
+					// response's writer was opened with.
+					if (c < 0x20 || c > 0x7e) {
 						json.append(String.format("\\u%04x", (int) c));
 					}
 					else {

@@ -59,14 +59,15 @@ public class RateLimitRejectionFilter implements Filter, Ordered {
 		answer.headers().forEach(response::setHeader);
 		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
 		response.setCharacterEncoding(StandardCharsets.UTF_8.name());
-		byte[] body = answer.json(request.getRequestURI()).getBytes(StandardCharsets.UTF_8);
-		response.setContentLength(body.length);
+		// ASCII, so as many bytes as characters in any charset the writer may have been opened with.
+		String body = answer.json(request.getRequestURI());
+		response.setContentLength(body.length());
 		try {
-			response.getOutputStream().write(body);
+			response.getOutputStream().write(body.getBytes(StandardCharsets.US_ASCII));
 		}
 		catch (IllegalStateException writerTaken) {
 			// The code that failed had asked for the writer: the body goes through it instead.
-			response.getWriter().write(new String(body, StandardCharsets.UTF_8));
+			response.getWriter().write(body);
 		}
 		response.flushBuffer();
 	}

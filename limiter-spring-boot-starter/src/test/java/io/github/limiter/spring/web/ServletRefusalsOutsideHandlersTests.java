@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -21,6 +22,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.Ordered;
@@ -83,6 +85,25 @@ class ServletRefusalsOutsideHandlersTests {
 	}
 
 	@Test
+	void aRefusalInAFilterOnAnAsynchronousHandlersSecondDispatchIsTheLimitersTooManyRequests() throws Exception {
+		// The filter runs on both dispatches of an asynchronous handler, as Spring Security's chain does: the first
+		// takes the one permit, the second is refused.
+		HttpResponse<String> refused = get("/twice/later?user=dee");
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(refused.headers().allValues("RateLimit-Policy")).containsExactly("\"gate\";q=1;w=60");
+		assertThat(members(refused.body())).containsEntry("instance", "\"/twice/later\"");
+	}
+
+	@Test
+	void aLimitNamedOutsideAsciiIsWrittenInAnyCharset() throws Exception {
+		assertThat(get("/umlaut/hello").statusCode()).isEqualTo(200);
+		HttpResponse<String> refused = get("/umlaut/hello?writer=true");
+		assertThat(refused.statusCode()).isEqualTo(429);
+		assertThat(refused.headers().firstValue("Content-Length")).hasValue(Integer.toString(refused.body().length()));
+		assertThat(refused.body()).matches("\\p{ASCII}*").contains("\"limit\":\"gr\\u00fc\\u00dfe\"");
+	}
+
+	@Test
 	void aFailureThatIsNotTheLimitersIsLeftToTheContainer() throws Exception {
 		assertThat(get("/broken").statusCode()).isEqualTo(500);
 	}
@@ -126,8 +147,11 @@ class ServletRefusalsOutsideHandlersTests {
 	static class Application {
 
 		@Bean
-		GateFilter gateFilter(Gate gate) {
-			return new GateFilter(gate);
+		FilterRegistrationBean<GateFilter> gateFilter(Gate gate) {
+			FilterRegistrationBean<GateFilter> registration = new FilterRegistrationBean<>(new GateFilter(gate));
+			registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
+			registration.setOrder(0);
+			return registration;
 		}
 
 	}
@@ -145,8 +169,15 @@ class ServletRefusalsOutsideHandlersTests {
 		public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
 				throws IOException, ServletException {
 			String path = ((HttpServletRequest) request).getRequestURI();
-			if (path.startsWith("/gated")) {
+			if (request.getParameter("writer") != null) {
+				// Code before the refusal that took the response's writer (in ISO-8859-1, the servlet default).
+				response.getWriter();
+			}
+			if (path.startsWith("/gated") || path.startsWith("/twice")) {
 				this.gate.pass(request.getParameter("user"));
+			}
+			if (path.startsWith("/umlaut")) {
+				this.gate.greet();
 			}
 			else if (path.startsWith("/broken")) {
 				throw new IllegalStateException("not the limiter's");
@@ -169,14 +200,23 @@ class ServletRefusalsOutsideHandlersTests {
 		public void pass(String user) {
 		}
 
+		@RateLimit(name = "grüße", max = "1", window = "1m", algorithm = Algorithm.SLIDING_WINDOW_LOG)
+		public void greet() {
+		}
+
 	}
 
 	@RestController
 	static class Controller {
 
-		@GetMapping("/gated/hello")
+		@GetMapping({ "/gated/hello", "/umlaut/hello" })
 		String hello() {
 			return "hello";
+		}
+
+		@GetMapping("/twice/later")
+		java.util.concurrent.Callable<String> later() {
+			return () -> "later";
 		}
 
 		@GetMapping("/broken")

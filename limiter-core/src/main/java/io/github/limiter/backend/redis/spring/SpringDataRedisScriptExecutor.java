@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -19,6 +20,7 @@ import org.springframework.data.redis.connection.ReturnType;
 import io.github.limiter.backend.redis.LimiterScript;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.backend.redis.RedisScriptExecutor;
+import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.BlockingCalls;
 
 /**
@@ -164,7 +166,7 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 	 */
 	@Override
 	public void failed(Throwable failure) {
-		if (!this.cluster || !LETTUCE_PRESENT) {
+		if (!this.cluster || !LETTUCE_PRESENT || !staleTopology(failure)) {
 			return;
 		}
 		long now = System.nanoTime();
@@ -182,6 +184,31 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 			logger.log(System.Logger.Level.DEBUG, () -> "Could not ask the Redis Cluster client for a topology refresh: "
 					+ ex);
 		}
+	}
+
+	/**
+	 * Whether a failure may come from a stale view of the cluster: Redis's own {@code CLUSTERDOWN}, {@code MOVED},
+	 * {@code ASK} or {@code TRYAGAIN}, or a connection that could not be made or was lost. A command's error (a key of
+	 * another type, a script's) or a timeout says nothing of the topology, and refreshing on it every second would
+	 * only load the cluster.
+	 */
+	static boolean staleTopology(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
+			if (cause instanceof BackendException || cause instanceof CompletionException) {
+				continue;
+			}
+			String message = cause.getMessage();
+			if (message != null && (message.startsWith("CLUSTERDOWN") || message.startsWith("MOVED ")
+					|| message.startsWith("ASK ") || message.startsWith("TRYAGAIN "))) {
+				return true;
+			}
+			if (cause instanceof java.net.ConnectException || cause instanceof java.nio.channels.ClosedChannelException
+					|| cause.getClass().getSimpleName().endsWith("ConnectionException")
+					|| cause.getClass().getSimpleName().endsWith("ConnectionFailureException")) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static final long REFRESH_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);

@@ -2,6 +2,7 @@ package io.github.limiter.backend.redis.spring;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletionException;
 
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
@@ -51,6 +52,21 @@ class ClusterTopologyRefreshTests {
 			move(ports, slot, target, source);
 			factory.destroy();
 		}
+	}
+
+	@Test
+	void onlyFailuresThatMayComeFromAStaleTopologyAskForARefresh() {
+		assertThat(SpringDataRedisScriptExecutor.staleTopology(new IllegalStateException("CLUSTERDOWN Hash slot not served")))
+			.isTrue();
+		assertThat(SpringDataRedisScriptExecutor.staleTopology(new CompletionException(new java.net.ConnectException(
+				"Connection refused")))).isTrue();
+		assertThat(SpringDataRedisScriptExecutor.staleTopology(new io.lettuce.core.RedisConnectionException(
+				"Unable to connect to 127.0.0.1:7000"))).isTrue();
+		// A command's error, and a caller's key that holds the words: nothing about the topology.
+		assertThat(SpringDataRedisScriptExecutor.staleTopology(new IllegalStateException(
+				"WRONGTYPE Operation against a key holding the wrong kind of value"))).isFalse();
+		assertThat(SpringDataRedisScriptExecutor.staleTopology(new io.github.limiter.spi.BackendException(
+				"Redis could not decide script over [CLUSTERDOWN]: ERR script failed", null))).isFalse();
 	}
 
 	private static int owner(RedisClusterClient client, int slot) {
