@@ -499,7 +499,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				probeAnswered(count, end - start, end, trigger);
 			}
 			else if (!(cause instanceof TimeoutException) || !this.breaker.isClosed()) {
-				probeFailed(cause, trigger);
+				probeFailed(cause, trigger, false);
 			}
 			else if (this.lastAnswerNanos - since >= 0) {
 				this.breaker.probeInconclusive();
@@ -510,13 +510,10 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				sendProbe(trigger, since, true);
 			}
 			else {
-				probeFailed(cause, trigger + ", and a second probe");
-				if (!this.breaker.isClosed()) {
-					this.silence = new Silence(this.breaker.openedAt());
-					// An answer read between the probe's failure and now found no silence recorded yet.
-					if (this.lastAnswerNanos - since >= 0) {
-						closeOnLateAnswer();
-					}
+				probeFailed(cause, trigger + ", and a second probe", true);
+				// An answer read between the circuit's opening and the silence's record closed nothing.
+				if (this.lastAnswerNanos - since >= 0) {
+					closeOnLateAnswer();
 				}
 			}
 		});
@@ -533,6 +530,15 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	private volatile Silence silence;
 
 	/**
+	 * When a late answer last closed the circuit. A backend that keeps pausing for longer than two probes (a Redis
+	 * paused again and again) looks the same from here as a starved JVM: its answers come late, after every pause. So
+	 * silence that opens the circuit again within an open period of such a close is taken as that backend's, and
+	 * only a probe closes the circuit then, as for any outage: otherwise it would flap at every pause, and each
+	 * decision would wait out its deadline in the next pause instead of being decided on the local share.
+	 */
+	private volatile long lastLateClose = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
+
+	/**
 	 * Closes the circuit that silence opened when an answer is read after all (a probe's: the probes are awaited on
 	 * a copy of their futures, while a decision's future is completed by its deadline, so its late answer is
 	 * dropped): the backend was alive, and only slow to be heard (this JVM short of CPU to read its answers,
@@ -541,12 +547,17 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 	 */
 	private void closeOnLateAnswer() {
 		Silence opened = this.silence;
-		if (this.closed || opened == null || !this.breaker.answeredLate(opened.opened())) {
+		if (this.closed || opened == null) {
+			return;
+		}
+		long openFor = System.nanoTime() - opened.opened();
+		if (!this.breaker.answeredLate(opened.opened())) {
 			return;
 		}
 		this.silence = null;
-		logger.log(Level.INFO, "Rate limiter backend answered after all while the circuit was open on its "
-				+ "silence: circuit closed, decisions go to it again (the silence was this JVM reading "
+		this.lastLateClose = System.nanoTime();
+		logger.log(Level.INFO, "Rate limiter backend answered after all, " + millis(openFor) + " ms after the circuit "
+				+ "opened on its silence: circuit closed, decisions go to it again (the silence was this JVM reading "
 				+ "its answers late, or a pause of the backend that is over; " + (this.degraded.get()
 						- this.degradedWhenOpened.get()) + " decisions were made by the failure policy while it was open)");
 		this.unlogged.set(0);
@@ -625,16 +636,27 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 				+ this.deadline.ceiling().toMillis() + " ms).");
 	}
 
-	private void probeFailed(Throwable cause, String trigger) {
+	/**
+	 * A probe failed: the circuit opens, or stays open for another period. {@code silent}: it got no answer, nor did
+	 * the probe before it, so a late answer may still close the circuit ({@link #closeOnLateAnswer}), unless the last
+	 * such close is less than an open period old.
+	 */
+	private void probeFailed(Throwable cause, String trigger, boolean silent) {
 		String reason = (cause instanceof TimeoutException) ? "no answer within " + probeTimeout().toMillis() + " ms"
 				: OccasionalWarning.reason(cause);
-		failed(new Failure(Instant.now(), "probe: " + reason), cause);
-		this.lastProbe.set(new Probe(Instant.now(), null, reason));
 		// A lower count stands only once the counts stayed lower: a probe that got none breaks that stretch, and the
 		// first lower count after an outage starts it again (the others' announcements may have expired meanwhile).
 		this.lowerSince = 0;
-		if (this.breaker.probeFailed()) {
+		boolean opened = this.breaker.probeFailed();
+		if (opened) {
 			this.degradedWhenOpened.set(this.degraded.get());
+		}
+		// Recorded before anything is logged, so that an answer read meanwhile finds it.
+		this.silence = (silent && System.nanoTime() - this.lastLateClose >= this.openDuration.toNanos())
+				? new Silence(this.breaker.openedAt()) : null;
+		failed(new Failure(Instant.now(), "probe: " + reason), cause);
+		this.lastProbe.set(new Probe(Instant.now(), null, reason));
+		if (opened) {
 			int instances = instances();
 			// Every policy is named: the guard knows the policy of each decision, not which ones the limits use.
 			logger.log(Level.WARNING, "Rate limiter backend failed a probe after " + trigger + " (" + reason

@@ -79,8 +79,18 @@ class LateAnswerTests {
 			assertThat(guard.breaker().inStateFor()).as("closed long before the open period's end")
 				.isLessThan(OPEN_FOR_LONG);
 			assertThat(infos).anySatisfy((message) -> assertThat(message)
-				.startsWith("Rate limiter backend answered after all while the circuit was open on its silence: "
-						+ "circuit closed"));
+				.startsWith("Rate limiter backend answered after all, ")
+				.contains(" ms after the circuit opened on its silence: circuit closed"));
+
+			// Silence again within an open period of that close: a backend that keeps pausing, not a JVM that was
+			// starved once. Only a probe closes the circuit now, as for any outage, so that it does not flap.
+			unread.clear();
+			starved.set(true);
+			awaitState(guard, CircuitBreaker.State.OPEN);
+			starved.set(false);
+			unread.forEach(answer -> answer.complete(Decision.of("limiter-probe", true, 1, 1, 0, 0, 0, 0, null)));
+			Thread.sleep(500);
+			assertThat(guard.breaker().state()).as("open until its open period ends").isEqualTo(CircuitBreaker.State.OPEN);
 		}
 		finally {
 			logger.removeHandler(handler);
