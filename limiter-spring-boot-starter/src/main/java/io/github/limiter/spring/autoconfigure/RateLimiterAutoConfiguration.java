@@ -116,21 +116,33 @@ public final class RateLimiterAutoConfiguration {
 	@Bean
 	ApplicationListener<ContextClosedEvent> rateLimiterGuardShutdown(RateLimiter rateLimiter,
 			org.springframework.context.ApplicationContext context) {
+		boolean own = own(rateLimiter, context);
 		return event -> {
-			if (event.getApplicationContext() == context && rateLimiter.backend() instanceof GuardedBackend guarded) {
+			if (own && event.getApplicationContext() == context
+					&& rateLimiter.backend() instanceof GuardedBackend guarded) {
 				guarded.close();
 			}
 		};
 	}
 
-	/** The guard is closed with its context whatever else happened (closing twice is a no-op). */
+	/**
+	 * The guard is closed with its context whatever else happened (closing twice is a no-op), unless the rate
+	 * limiter is a parent context's, which a child context uses without owning: closing the child must leave the
+	 * parent's guard, its heartbeat and its instance count, running.
+	 */
 	@Bean
-	DisposableBean rateLimiterGuardClose(RateLimiter rateLimiter) {
+	DisposableBean rateLimiterGuardClose(RateLimiter rateLimiter, org.springframework.context.ApplicationContext context) {
+		boolean own = own(rateLimiter, context);
 		return () -> {
-			if (rateLimiter.backend() instanceof GuardedBackend guarded) {
+			if (own && rateLimiter.backend() instanceof GuardedBackend guarded) {
 				guarded.close();
 			}
 		};
+	}
+
+	/** Whether the rate limiter is a bean of this context itself, not of an ancestor. */
+	private static boolean own(RateLimiter rateLimiter, org.springframework.context.ApplicationContext context) {
+		return context.getBeansOfType(RateLimiter.class, false, false).containsValue(rateLimiter);
 	}
 
 	/**

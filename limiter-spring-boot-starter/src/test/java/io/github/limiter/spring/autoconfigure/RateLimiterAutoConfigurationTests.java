@@ -236,6 +236,31 @@ class RateLimiterAutoConfigurationTests {
 	}
 
 	@Test
+	void aChildContextThatClosesLeavesItsParentsGuardRunning() {
+		// A child context finds the parent's rate limiter and uses it; closing the child must not stop the parent's
+		// heartbeat nor withdraw the parent from the count.
+		String prefix = TestRedis.uniquePrefix();
+		String instances = prefix + "instances";
+		io.github.limiter.testsupport.RedisProcess redis = TestRedis.standalone();
+		this.runner.withBean(RedisConnectionFactory.class, TestRedis::lettuce)
+			.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix, "limiter.failure.heartbeat=10s")
+			.run(parent -> {
+				long giveUp = System.nanoTime() + 20_000_000_000L;
+				while (!redis.command("ZCARD", instances).startsWith(":1") && System.nanoTime() < giveUp) {
+					Thread.sleep(20);
+				}
+				assertThat(redis.command("ZCARD", instances)).startsWith(":1");
+				new ApplicationContextRunner().withParent(parent)
+					.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class))
+					.withPropertyValues("limiter.backend=redis", "limiter.key-prefix=" + prefix)
+					.run(child -> assertThat(child.getBean(RateLimiter.class)).isSameAs(parent.getBean(RateLimiter.class)));
+				assertThat(redis.command("ZCARD", instances)).as("the parent still counted").startsWith(":1");
+				parent.close();
+				assertThat(redis.command("ZCARD", instances)).as("withdrawn with its own context").startsWith(":0");
+			});
+	}
+
+	@Test
 	void healthIsDegradedAtOnceWhenNothingListensAndNeverWaitsForRedis() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class, RateLimiterHealthAutoConfiguration.class))
