@@ -2,6 +2,7 @@ package io.github.limiter.spi;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -9,8 +10,8 @@ import java.util.concurrent.TimeUnit;
  * Threads for calls that block on a Redis client (Jedis, a connection taken from a pool): bounded, so that a frozen
  * Redis under load holds a fixed number of threads instead of one per call. Up to {@value #THREADS} run at once and
  * {@value #WAITING} more wait; a call beyond is refused at once ({@link java.util.concurrent.RejectedExecutionException}),
- * which the backends turn into a {@link BackendException}, so that the failure policy answers it. Threads end after a
- * minute idle.
+ * which the backends turn into a {@link BackendException}, so that the failure policy answers it. A thread starts only
+ * when none is idle, and ends after a minute idle.
  */
 public final class BlockingCalls {
 
@@ -24,19 +25,56 @@ public final class BlockingCalls {
 	}
 
 	/**
-	 * A bounded pool of daemon threads.
+	 * A bounded pool of daemon threads. A call goes to an idle thread when there is one, and starts a thread only
+	 * when every thread is busy (a pool whose threads are all core threads starts one per call until it holds
+	 * {@value #THREADS}, so that a heartbeat every second kept dozens of idle threads).
 	 * @param name the threads' name
 	 * @return the pool
 	 */
 	public static ExecutorService pool(String name) {
-		ThreadPoolExecutor pool = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS,
-				new LinkedBlockingQueue<>(WAITING), runnable -> {
-					Thread thread = new Thread(runnable, name);
-					thread.setDaemon(true);
-					return thread;
-				});
-		pool.allowCoreThreadTimeOut(true);
+		HandOff queue = new HandOff();
+		ThreadPoolExecutor pool = new ThreadPoolExecutor(0, THREADS, 60, TimeUnit.SECONDS, queue, runnable -> {
+			Thread thread = new Thread(runnable, name);
+			thread.setDaemon(true);
+			return thread;
+		}, (call, executor) -> {
+			// Every thread became busy between the queue's refusal and the new thread's start: the call waits.
+			if (executor.isShutdown() || !queue.waitFor(call)) {
+				throw new RejectedExecutionException(name + ": " + THREADS + " calls running and " + WAITING
+						+ " waiting");
+			}
+		});
+		queue.pool = pool;
 		return pool;
+	}
+
+	/**
+	 * The pool's waiting calls. It refuses a call while the pool has no idle thread and may start one, so that the
+	 * pool starts it; otherwise the call waits, for an idle thread or, at the bound, for the first thread free.
+	 */
+	private static final class HandOff extends LinkedBlockingQueue<Runnable> {
+
+		private static final long serialVersionUID = 1L;
+
+		private transient ThreadPoolExecutor pool;
+
+		HandOff() {
+			super(WAITING);
+		}
+
+		@Override
+		public boolean offer(Runnable call) {
+			int threads = this.pool.getPoolSize();
+			if (threads < THREADS && this.pool.getActiveCount() + size() >= threads) {
+				return false;
+			}
+			return super.offer(call);
+		}
+
+		boolean waitFor(Runnable call) {
+			return super.offer(call);
+		}
+
 	}
 
 }
