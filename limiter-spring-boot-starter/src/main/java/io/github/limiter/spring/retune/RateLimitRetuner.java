@@ -272,10 +272,14 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	private synchronized void applyStored(Map<String, Map<String, String>> stored, RuntimeException failure,
 			long writesBefore) {
 		if (failure != null) {
+			// A read that the stop interrupted failed for the stop: nothing to retry, nothing to say.
+			if (this.stopped) {
+				return;
+			}
 			if (!this.storeFailing) {
 				this.storeFailing = true;
 				logger.log(System.Logger.Level.WARNING, "Could not read the runtime overrides of the limits; the limits "
-						+ "stay as they are and the read is retried every " + this.refresh + ": " + failure.getMessage());
+						+ "stay as they are and the read is retried every " + DurationText.of(this.refresh) + ": " + failure.getMessage());
 			}
 			return;
 		}
@@ -390,6 +394,7 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 
 	@Override
 	public synchronized void start() {
+		this.stopped = false;
 		if (this.store == null || this.poller != null) {
 			return;
 		}
@@ -403,8 +408,12 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		this.polling = this.poller.scheduleWithFixedDelay(this::poll, millis, millis, TimeUnit.MILLISECONDS);
 	}
 
+	/** Set by {@link #stop()}, cleared by {@link #start()}. */
+	private volatile boolean stopped;
+
 	@Override
 	public synchronized void stop() {
+		this.stopped = true;
 		if (this.poller != null) {
 			this.polling.cancel(false);
 			this.poller.shutdownNow();
