@@ -110,7 +110,9 @@ public final class RateLimiterAutoConfiguration {
 	 * Stops the guard's heartbeat and withdraws this instance from the backend's instance count when its context
 	 * closes: at the close's start, before any lifecycle bean stops, the Redis connection factory among them, so that
 	 * the withdrawal still reaches Redis and the other instances count one fewer at once. (A stop of the lifecycle
-	 * beans alone, as a checkpoint takes before a restore, leaves the guard as it is.) Requests still draining decide
+	 * beans alone, as a checkpoint takes before a restore, does not close the guard: its heartbeat goes on, its probes
+	 * fail on the stopped connection factory and open the circuit, and the first probe after the restart, within
+	 * {@code open-duration}, closes it again.) Requests still draining decide
 	 * as before; only the heartbeat has stopped.
 	 */
 	@Bean
