@@ -202,31 +202,34 @@ class ClusterSlotMigrationTests {
 		return RedisProcess.command(port, "CLUSTER", "MYID").split("\r\n")[1];
 	}
 
-	/** The port of the master that serves the slot, from its own CLUSTER NODES line. */
+	/** The port of the master that serves the slot, by its own account. */
 	static int masterOf(List<Integer> ports, int slot) {
 		for (int port : ports) {
-			if (!master(port)) {
-				continue;
-			}
-			for (String line : RedisProcess.command(port, "CLUSTER", "NODES").split("\n")) {
-				if (!line.contains("myself")) {
-					continue;
-				}
-				String[] fields = line.trim().split(" ");
-				for (int i = 8; i < fields.length; i++) {
-					if (fields[i].startsWith("[")) {
-						continue;
-					}
-					String[] range = fields[i].split("-");
-					int first = Integer.parseInt(range[0]);
-					int last = (range.length > 1) ? Integer.parseInt(range[1]) : first;
-					if (slot >= first && slot <= last) {
-						return port;
-					}
-				}
+			if (master(port) && ownerSeenBy(port, slot) == port) {
+				return port;
 			}
 		}
 		throw new IllegalStateException("no master serves slot " + slot);
+	}
+
+	/** The port of the master that serves the slot, as one node sees the cluster, or -1. */
+	static int ownerSeenBy(int port, int slot) {
+		for (String line : RedisProcess.command(port, "CLUSTER", "NODES").split("\n")) {
+			String[] fields = line.trim().split(" ");
+			for (int i = 8; i < fields.length; i++) {
+				if (fields[i].startsWith("[")) {
+					continue;
+				}
+				String[] range = fields[i].split("-");
+				int first = Integer.parseInt(range[0]);
+				int last = (range.length > 1) ? Integer.parseInt(range[1]) : first;
+				if (slot >= first && slot <= last) {
+					String address = fields[1];
+					return Integer.parseInt(address.substring(address.indexOf(':') + 1, address.indexOf('@')));
+				}
+			}
+		}
+		return -1;
 	}
 
 }

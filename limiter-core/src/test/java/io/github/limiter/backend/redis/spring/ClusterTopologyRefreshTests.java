@@ -89,29 +89,9 @@ class ClusterTopologyRefreshTests {
 			}
 		}
 		long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-		while (System.nanoTime() < giveUp && ports.stream().anyMatch(port -> ownerSeenBy(port, slot) != to)) {
+		while (System.nanoTime() < giveUp && ports.stream().anyMatch(port -> ClusterSlotMigrationTests.ownerSeenBy(port, slot) != to)) {
 			Thread.sleep(20);
 		}
-	}
-
-	/** The port of the master that serves the slot, as one node sees the cluster. */
-	private static int ownerSeenBy(int port, int slot) {
-		for (String line : RedisProcess.command(port, "CLUSTER", "NODES").split("\n")) {
-			String[] fields = line.trim().split(" ");
-			for (int i = 8; i < fields.length; i++) {
-				if (fields[i].startsWith("[")) {
-					continue;
-				}
-				String[] range = fields[i].split("-");
-				int first = Integer.parseInt(range[0]);
-				int last = (range.length > 1) ? Integer.parseInt(range[1]) : first;
-				if (slot >= first && slot <= last) {
-					String address = fields[1];
-					return Integer.parseInt(address.substring(address.indexOf(':') + 1, address.indexOf('@')));
-				}
-			}
-		}
-		return -1;
 	}
 
 }
