@@ -511,7 +511,7 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 			}
 			else {
 				probeFailed(cause, trigger + ", and a second probe", true);
-				// An answer read between the circuit's opening and the silence's record closed nothing.
+				// An answer read between the circuit's opening and the silence's record closed nothing: it does now.
 				if (this.lastAnswerNanos - since >= 0) {
 					closeOnLateAnswer();
 				}
@@ -647,13 +647,12 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		// A lower count stands only once the counts stayed lower: a probe that got none breaks that stretch, and the
 		// first lower count after an outage starts it again (the others' announcements may have expired meanwhile).
 		this.lowerSince = 0;
+		this.silence = null;
 		boolean opened = this.breaker.probeFailed();
+		long openedAt = this.breaker.openedAt();
 		if (opened) {
 			this.degradedWhenOpened.set(this.degraded.get());
 		}
-		// Recorded before anything is logged, so that an answer read meanwhile finds it.
-		this.silence = (silent && System.nanoTime() - this.lastLateClose >= this.openDuration.toNanos())
-				? new Silence(this.breaker.openedAt()) : null;
 		failed(new Failure(Instant.now(), "probe: " + reason), cause);
 		this.lastProbe.set(new Probe(Instant.now(), null, reason));
 		if (opened) {
@@ -670,6 +669,11 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 		else {
 			logger.log(Level.DEBUG, "Rate limiter backend still down: " + reason);
+		}
+		// Recorded once the opening is logged, so that a close on a late answer is logged after it; the caller then
+		// looks for an answer read meanwhile.
+		if (silent && System.nanoTime() - this.lastLateClose >= this.openDuration.toNanos()) {
+			this.silence = new Silence(openedAt);
 		}
 	}
 

@@ -1,7 +1,7 @@
 package io.github.limiter.spi;
 
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * Redis under load holds a fixed number of threads instead of one per call. Up to {@value #THREADS} run at once and
  * {@value #WAITING} more wait; a call beyond is refused at once ({@link java.util.concurrent.RejectedExecutionException}),
  * which the backends turn into a {@link BackendException}, so that the failure policy answers it. A thread starts only
- * when none is idle, and ends after a minute idle.
+ * when no thread waits for a call, and ends after a minute idle.
  */
 public final class BlockingCalls {
 
@@ -25,8 +25,8 @@ public final class BlockingCalls {
 	}
 
 	/**
-	 * A bounded pool of daemon threads. A call goes to an idle thread when there is one, and starts a thread only
-	 * when every thread is busy (a pool whose threads are all core threads starts one per call until it holds
+	 * A bounded pool of daemon threads. A call goes to a thread that waits for one when there is one, and starts a
+	 * thread otherwise (a pool whose threads are all core threads starts one per call until it holds
 	 * {@value #THREADS}, so that a heartbeat every second kept dozens of idle threads).
 	 * @param name the threads' name
 	 * @return the pool
@@ -49,30 +49,30 @@ public final class BlockingCalls {
 	}
 
 	/**
-	 * The pool's waiting calls. It refuses a call while the pool has no idle thread and may start one, so that the
-	 * pool starts it; otherwise the call waits, for an idle thread or, at the bound, for the first thread free.
+	 * The pool's waiting calls. A call goes to a thread that waits for one, if any; otherwise the queue refuses it
+	 * while the pool may grow, so that the pool starts a thread for it, and keeps it, up to {@value #WAITING}, once
+	 * the pool has {@value #THREADS} threads. (Counting the idle threads instead misses a thread that has just started
+	 * or just taken a call, and left a call waiting behind a busy thread below the bound.)
 	 */
-	private static final class HandOff extends LinkedBlockingQueue<Runnable> {
+	private static final class HandOff extends LinkedTransferQueue<Runnable> {
 
 		private static final long serialVersionUID = 1L;
 
 		private transient ThreadPoolExecutor pool;
 
-		HandOff() {
-			super(WAITING);
-		}
-
 		@Override
 		public boolean offer(Runnable call) {
-			int threads = this.pool.getPoolSize();
-			if (threads < THREADS && this.pool.getActiveCount() + size() >= threads) {
+			if (tryTransfer(call)) {
+				return true;
+			}
+			if (this.pool.getPoolSize() < THREADS) {
 				return false;
 			}
-			return super.offer(call);
+			return waitFor(call);
 		}
 
 		boolean waitFor(Runnable call) {
-			return super.offer(call);
+			return size() < WAITING && super.offer(call);
 		}
 
 	}

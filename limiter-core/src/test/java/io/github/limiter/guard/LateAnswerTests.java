@@ -98,6 +98,73 @@ class LateAnswerTests {
 	}
 
 	@Test
+	void aCloseOnALateAnswerIsLoggedAfterTheOpeningItUndoes() throws Exception {
+		// The starved JVM's two threads get the CPU back at once: the answers are read as the circuit opens.
+		AtomicBoolean starved = new AtomicBoolean();
+		List<CompletableFuture<Decision>> unread = new CopyOnWriteArrayList<>();
+		StubBackend backend = new StubBackend(requests -> {
+			Decision decision = Decision.of(requests.get(0).limit().name(), true, 1, 1, 0, 0, 0, 0, null);
+			if (!starved.get()) {
+				return CompletableFuture.completedFuture(decision);
+			}
+			CompletableFuture<Decision> answer = new CompletableFuture<>();
+			unread.add(answer);
+			return answer;
+		}) {
+		};
+		List<String> lines = new CopyOnWriteArrayList<>();
+		Handler handler = new Handler() {
+
+			@Override
+			public void publish(LogRecord record) {
+				if (record.getMessage().contains("circuit open,")) {
+					lines.add("open");
+				}
+				else if (record.getMessage().startsWith("Rate limiter backend answered after all")) {
+					lines.add("closed");
+				}
+			}
+
+			@Override
+			public void flush() {
+			}
+
+			@Override
+			public void close() {
+			}
+
+		};
+		Logger logger = Logger.getLogger(GuardedBackend.class.getName());
+		logger.addHandler(handler);
+		try (GuardedBackend guard = GuardedBackend.builder(backend)
+			.deadline(Duration.ofMillis(50))
+			.maxDeadline(Duration.ofMillis(100))
+			.heartbeat(Duration.ofMillis(20))
+			.openDuration(Duration.ofSeconds(1))
+			.build()) {
+			awaitState(guard, CircuitBreaker.State.CLOSED);
+			for (int cycle = 0; cycle < 6; cycle++) {
+				// An open period after the last close on a late answer, so that this silence may be undone too.
+				Thread.sleep(1_100);
+				lines.clear();
+				unread.clear();
+				starved.set(true);
+				long giveUp = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+				while (guard.breaker().isClosed() && System.nanoTime() < giveUp) {
+					Thread.onSpinWait();
+				}
+				starved.set(false);
+				unread.forEach(answer -> answer.complete(Decision.of("limiter-probe", true, 1, 1, 0, 0, 0, 0, null)));
+				awaitState(guard, CircuitBreaker.State.CLOSED);
+				assertThat(lines).as("cycle %d", cycle).containsExactly("open", "closed");
+			}
+		}
+		finally {
+			logger.removeHandler(handler);
+		}
+	}
+
+	@Test
 	void aCircuitOpenedOnSilenceStaysOpenWhileNothingIsAnswered() throws Exception {
 		List<CompletableFuture<Decision>> unread = new CopyOnWriteArrayList<>();
 		StubBackend silent = new StubBackend(requests -> {

@@ -5,6 +5,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TransferQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -27,7 +28,7 @@ class BlockingCallsTests {
 				}).get(30, TimeUnit.SECONDS);
 				// The thread that ran the call goes back to waiting for the next one.
 				long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-				while (pool.getActiveCount() > 0 && System.nanoTime() < giveUp) {
+				while (!((TransferQueue<Runnable>) pool.getQueue()).hasWaitingConsumer() && System.nanoTime() < giveUp) {
 					Thread.sleep(1);
 				}
 			}
@@ -35,6 +36,39 @@ class BlockingCallsTests {
 		}
 		finally {
 			pool.shutdownNow();
+		}
+	}
+
+	@Test
+	void aFewCallsThatBlockAllRunAtOnce() throws Exception {
+		// Repeated on fresh pools: a thread that has just started, or just taken a call, must not be taken for an
+		// idle one, which would leave the next call waiting behind a blocked thread.
+		for (int round = 0; round < 20; round++) {
+			ExecutorService pool = BlockingCalls.pool("test-few");
+			CountDownLatch release = new CountDownLatch(1);
+			AtomicInteger running = new AtomicInteger();
+			try {
+				for (int i = 0; i < 10; i++) {
+					pool.execute(() -> {
+						running.incrementAndGet();
+						try {
+							release.await();
+						}
+						catch (InterruptedException ex) {
+							Thread.currentThread().interrupt();
+						}
+					});
+				}
+				long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+				while (running.get() < 10 && System.nanoTime() < giveUp) {
+					Thread.sleep(1);
+				}
+				assertThat(running.get()).as("round %d", round).isEqualTo(10);
+			}
+			finally {
+				release.countDown();
+				pool.shutdownNow();
+			}
 		}
 	}
 

@@ -258,12 +258,17 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	 */
 	void readStore() {
 		long writes = this.writes;
+		long run = this.runs;
 		Map<String, Map<String, String>> stored;
 		try {
 			stored = join(this.store::overrides, "read the runtime overrides");
 		}
 		catch (RuntimeException ex) {
-			applyStored(null, ex, writes);
+			// A read that a stop interrupted failed for the stop: nothing to retry, nothing to say, even once a start
+			// that followed has begun a new run.
+			if (run == this.runs) {
+				applyStored(null, ex, writes);
+			}
 			return;
 		}
 		applyStored(stored, null, writes);
@@ -272,10 +277,6 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 	private synchronized void applyStored(Map<String, Map<String, String>> stored, RuntimeException failure,
 			long writesBefore) {
 		if (failure != null) {
-			// A read that the stop interrupted failed for the stop: nothing to retry, nothing to say.
-			if (this.stopped) {
-				return;
-			}
 			if (!this.storeFailing) {
 				this.storeFailing = true;
 				logger.log(System.Logger.Level.WARNING, "Could not read the runtime overrides of the limits; the limits "
@@ -394,7 +395,6 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 
 	@Override
 	public synchronized void start() {
-		this.stopped = false;
 		if (this.store == null || this.poller != null) {
 			return;
 		}
@@ -408,12 +408,12 @@ public class RateLimitRetuner implements ApplicationListener<ApplicationEvent>, 
 		this.polling = this.poller.scheduleWithFixedDelay(this::poll, millis, millis, TimeUnit.MILLISECONDS);
 	}
 
-	/** Set by {@link #stop()}, cleared by {@link #start()}. */
-	private volatile boolean stopped;
+	/** The polling runs so far: each {@link #stop()} ends one. */
+	private volatile long runs;
 
 	@Override
 	public synchronized void stop() {
-		this.stopped = true;
+		this.runs++;
 		if (this.poller != null) {
 			this.polling.cancel(false);
 			this.poller.shutdownNow();
