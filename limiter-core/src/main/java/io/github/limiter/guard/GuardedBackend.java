@@ -556,8 +556,8 @@ public final class GuardedBackend implements RateLimiterBackend, AutoCloseable {
 		}
 		this.silence = null;
 		this.lastLateClose = System.nanoTime();
-		logger.log(Level.INFO, "Rate limiter backend answered after all, " + millis(openFor) + " ms after the circuit "
-				+ "opened on its silence: circuit closed, decisions go to it again (the silence was this JVM reading "
+		logger.log(Level.INFO, "Rate limiter backend answered after all, " + millis(openFor) + " ms after its silence "
+				+ "opened the circuit: circuit closed, decisions go to it again (the silence was this JVM reading "
 				+ "its answers late, or a pause of the backend that is over; " + (this.degraded.get()
 						- this.degradedWhenOpened.get()) + " decisions were made by the failure policy while it was open)");
 		this.unlogged.set(0);
