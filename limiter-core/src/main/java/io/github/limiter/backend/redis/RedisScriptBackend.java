@@ -233,9 +233,9 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	private CompletionStage<List<Decision>> sendBatch(List<SlotLanes.Call> calls) {
 		// Only a cluster's slots move; elsewhere a batch takes no further stage.
 		if (!this.executor.isCluster() || oneKey(calls)) {
-			return decideInOrder(calls, TRY_AGAIN_TIMES);
+			return decideInOrder(calls, true);
 		}
-		return decideInOrder(calls, 0).exceptionallyCompose(failure -> {
+		return decideInOrder(calls, false).exceptionallyCompose(failure -> {
 			if (!tryAgain(failure)) {
 				return CompletableFuture.failedFuture(failure);
 			}
@@ -264,7 +264,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		for (List<Integer> group : groups) {
 			List<SlotLanes.Call> own = new ArrayList<>(group.size());
 			group.forEach(i -> own.add(calls.get(i)));
-			parts.add(decideInOrder(own, TRY_AGAIN_TIMES).thenAccept(answers -> {
+			parts.add(decideInOrder(own, true).thenAccept(answers -> {
 				for (int i = 0; i < answers.size(); i++) {
 					decisions[group.get(i)] = answers.get(i);
 				}
@@ -285,7 +285,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 		});
 	}
 
-	private CompletionStage<List<Decision>> decideInOrder(List<SlotLanes.Call> calls, int tries) {
+	/** One script call for the calls, sent again on {@code TRYAGAIN} or a redirection only if {@code retry}. */
+	private CompletionStage<List<Decision>> decideInOrder(List<SlotLanes.Call> calls, boolean retry) {
 		ScriptCall script = new ScriptCall(argumentTime(), clientTime());
 		for (SlotLanes.Call call : calls) {
 			boolean acquires = call.operation().acquires();
@@ -293,7 +294,7 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 			script.decide(acquires ? "a" : "c", (log && acquires) ? InstanceIdentity.nextToken() : "", call.request(),
 					call.key());
 		}
-		return execute(script.script(), script.keys(), script.arguments(), script, TRY_AGAIN_TIMES - tries)
+		return execute(script.script(), script.keys(), script.arguments(), script, retry ? 0 : TRY_AGAIN_TIMES)
 			.thenApply(reply -> {
 				List<List<Decision>> answers = script.decode(reply);
 				List<Decision> decisions = new ArrayList<>(answers.size());
@@ -360,16 +361,8 @@ public class RedisScriptBackend implements RateLimiterBackend, InstanceRegistry,
 	 * follow itself (Lettuce can let another command in between its {@code ASKING} and the redirected call).
 	 */
 	static boolean tryAgain(Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
-			// Only the client's own error, which is Redis's reply: the backend's wrappers name the keys, which are
-			// the callers' text.
-			String message = (cause instanceof BackendException || cause instanceof CompletionException) ? null
-					: cause.getMessage();
-			if (message != null && (message.startsWith("TRYAGAIN ") || REDIRECTED.matcher(message).lookingAt())) {
-				return true;
-			}
-		}
-		return false;
+		return ClientErrors.any(failure, cause -> ClientErrors.replyStartsWith(cause, "TRYAGAIN ")
+				|| (cause.getMessage() != null && REDIRECTED.matcher(cause.getMessage()).lookingAt()));
 	}
 
 	/** A redirection as Redis words it: {@code MOVED 7 127.0.0.1:7200}, {@code ASK 7 ...}. */

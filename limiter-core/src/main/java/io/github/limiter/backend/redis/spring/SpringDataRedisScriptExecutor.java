@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -17,10 +16,10 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
 
+import io.github.limiter.backend.redis.ClientErrors;
 import io.github.limiter.backend.redis.LimiterScript;
 import io.github.limiter.backend.redis.RedisScriptBackend;
 import io.github.limiter.backend.redis.RedisScriptExecutor;
-import io.github.limiter.spi.BackendException;
 import io.github.limiter.spi.BlockingCalls;
 
 /**
@@ -193,22 +192,12 @@ public final class SpringDataRedisScriptExecutor implements RedisScriptExecutor 
 	 * only load the cluster.
 	 */
 	static boolean staleTopology(Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = (cause.getCause() != cause) ? cause.getCause() : null) {
-			if (cause instanceof BackendException || cause instanceof CompletionException) {
-				continue;
-			}
-			String message = cause.getMessage();
-			if (message != null && (message.startsWith("CLUSTERDOWN") || message.startsWith("MOVED ")
-					|| message.startsWith("ASK ") || message.startsWith("TRYAGAIN "))) {
-				return true;
-			}
-			if (cause instanceof java.net.ConnectException || cause instanceof java.nio.channels.ClosedChannelException
-					|| cause.getClass().getSimpleName().endsWith("ConnectionException")
-					|| cause.getClass().getSimpleName().endsWith("ConnectionFailureException")) {
-				return true;
-			}
-		}
-		return false;
+		return ClientErrors.any(failure,
+				cause -> ClientErrors.replyStartsWith(cause, "CLUSTERDOWN", "MOVED ", "ASK ", "TRYAGAIN ")
+						|| cause instanceof java.net.ConnectException
+						|| cause instanceof java.nio.channels.ClosedChannelException
+						|| cause.getClass().getSimpleName().endsWith("ConnectionException")
+						|| cause.getClass().getSimpleName().endsWith("ConnectionFailureException"));
 	}
 
 	private static final long REFRESH_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
